@@ -1,0 +1,150 @@
+// The attribution engine: extraction (Scanner), aggregation (Extraction) and attribution
+// (Session::attribute → Verdict). Pure functions of (rules, context, observations); no I/O,
+// clocks, threads or logging.
+//
+// Flow: text → Scanner::scan → Extraction (mergeable symptom aggregate) → Session::merge →
+// Session::attribute() → Verdict (canonical JSON, SPEC §6).
+//
+// Determinism: the aggregate keeps, per (symptom, node, rank, GPU), the count, first/last time and
+// the earliest few evidence lines ordered by (time, source, line). Merging is commutative and
+// associative, so any split of the input across threads, chunks or ingest calls gives the same
+// verdict bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attribution/model.h"
+#include "attribution/rules.h"
+
+namespace attribution {
+
+// One evidence line kept for a symptom.
+struct EvidenceLine {
+  TimeNs t = kNoTime;
+  bool time_inferred = false;  // time taken from a neighbouring line or the context end
+  ObservationKind kind = ObservationKind::kAppLog;
+  std::string source;
+  uint64_t line = 0;
+  std::string node;
+  std::string text;  // the line, truncated to 1,024 bytes, invalid UTF-8 replaced
+  std::string rule;  // extractor id
+  std::string note;  // the source's note, if any
+};
+
+struct SymptomKey {
+  std::string id;
+  std::string node;
+  int rank = kNoRank;
+  std::string gpu;
+  auto operator<=>(const SymptomKey&) const = default;
+};
+
+struct SymptomRecord {
+  TimeNs first_seen = kNoTime;
+  TimeNs last_seen = kNoTime;
+  uint64_t count = 0;
+  std::map<std::string, std::string> fields;  // captures of the earliest occurrence
+  std::vector<EvidenceLine> evidence;         // earliest first, at most kMaxEvidencePerSymptom
+};
+inline constexpr size_t kMaxEvidencePerSymptom = 3;
+
+// The symptom aggregate produced by extraction. Mergeable; memory grows with the number of
+// distinct (symptom, node, rank, GPU) keys, not with input size.
+// Thread-safety: not thread-safe; use one per thread and merge.
+class Extraction {
+ public:
+  void add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
+           EvidenceLine&& evidence);
+  void merge(const Extraction& other);
+  void note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
+                     uint64_t bytes);
+
+  const std::map<SymptomKey, SymptomRecord>& symptoms() const { return symptoms_; }
+  // (kind, node) → lines seen; node "" when the source named none.
+  const std::map<std::pair<int, std::string>, uint64_t>& coverage() const { return coverage_; }
+
+  uint64_t lines_scanned = 0;
+  uint64_t bytes_scanned = 0;
+  uint64_t candidate_lines = 0;
+  uint64_t lines_truncated = 0;
+
+ private:
+  std::map<SymptomKey, SymptomRecord> symptoms_;
+  std::map<std::pair<int, std::string>, uint64_t> coverage_;
+};
+
+// Scans text with the rule set's Vectorscan databases; RE2 runs only on candidate lines.
+// Thread-safety: one Scanner per thread (it owns Vectorscan scratch space).
+class Scanner {
+ public:
+  explicit Scanner(std::shared_ptr<const RuleSet> rules);
+  ~Scanner();
+  Scanner(const Scanner&) = delete;
+  Scanner& operator=(const Scanner&) = delete;
+
+  // Scans the lines of buffer[scan_from, size). buffer[0, scan_from) holds preceding lines of the
+  // same source, used only to give a time to lines that have none (look-back of up to 64 lines);
+  // scan_from must be 0 or follow a '\n'. `first_line` is the 1-based number of the line at
+  // scan_from. A last line without '\n' is scanned. Returns the number of lines scanned.
+  uint64_t scan(const TextSource& source, std::string_view buffer, size_t scan_from,
+                uint64_t first_line, Extraction& out);
+
+  // Classifies one observation (a log line or a metric sample) into `out`.
+  void scan_observation(const Observation& observation, int default_year, Extraction& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The outcome of attribution. `json` is the canonical verdict document (SPEC §6): sorted keys,
+// no insignificant whitespace, identical bytes for identical inputs.
+struct Verdict {
+  std::string outcome;
+  std::string domain;
+  std::string quality;  // definitive | probable | ambiguous | insufficient
+  std::string root_symptom;
+  std::string root_node;
+  std::vector<std::string> affected_nodes;
+  std::string json;
+  std::string summary;  // a few lines of text for terminals
+};
+
+// Evidence for one workload attempt. ingest/merge/attribute may be called in any order and
+// repeatedly; attribute() after all evidence equals one-shot attribution.
+// Thread-safety: not thread-safe; callers serialize access (the service holds a lock per session).
+class Session {
+ public:
+  Session(std::shared_ptr<const RuleSet> rules, ExecutionContext context);
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  const ExecutionContext& context() const;
+  const RuleSet& rules() const;
+
+  // Scans a whole text (or a chunk of one, with first_line set) of one source.
+  void ingest_text(const TextSource& source, std::string_view text, uint64_t first_line = 1);
+  // One normalized observation (a line or a metric sample).
+  void ingest(const Observation& observation);
+  // Symptoms extracted elsewhere (parallel scanners).
+  void merge(const Extraction& extraction);
+  void add_connector_report(const ConnectorReport& report);
+
+  const Extraction& extraction() const;
+  Verdict attribute() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Engine version string, e.g. "0.1.0".
+std::string_view engine_version();
+
+}  // namespace attribution

@@ -1,0 +1,79 @@
+// Rule loading: YAML text → an immutable, compiled RuleSet (docs/rules.md).
+//
+// The core never reads files: callers pass each file's name and content. Loading validates every
+// rule (shape, RE2 syntax, symptom attributes, refiner names) and compiles all extractor patterns
+// into one Vectorscan database per observation kind.
+//
+// Thread-safety: a loaded RuleSet is immutable and may be shared by any number of threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attribution/model.h"
+
+namespace attribution {
+
+// One rules file: `name` is used in messages only (e.g. "rules/gpu.yaml").
+struct RuleText {
+  std::string name;
+  std::string text;
+};
+
+// A load error or warning, positioned at file:line:column (1-based; 0 when unknown).
+struct LoadMessage {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string message;
+  std::string to_string() const;  // "file:line:column: message"
+};
+
+class RuleSet;
+
+struct LoadResult {
+  std::shared_ptr<const RuleSet> rules;  // null when errors is non-empty
+  std::vector<LoadMessage> errors;
+  std::vector<LoadMessage> warnings;
+  bool ok() const { return rules != nullptr; }
+};
+
+// Loads and compiles rule files, in the given order (order matters for precedence ties and for
+// refiners within a phase). Never throws.
+LoadResult load_rules(const std::vector<RuleText>& files);
+
+// Summary of a loaded rule set, for `rules lint`, /metrics and the verdict's engine block.
+struct RuleSetInfo {
+  std::string digest;  // "sha256:<hex>" over the file names and contents, in order
+  size_t files = 0;
+  size_t extractors = 0;
+  size_t metric_extractors = 0;
+  size_t catalogs = 0;
+  size_t catalog_entries = 0;
+  size_t refiners = 0;
+  size_t fixtures = 0;
+  size_t prefilter_patterns = 0;  // compiled in Vectorscan prefilter mode (RE2 confirms)
+};
+RuleSetInfo describe(const RuleSet& rules);
+
+// Every extractor pattern, in load order, for comparing with grep/rg (`rules patterns`).
+struct PatternInfo {
+  std::string extractor_id;
+  std::string pattern;
+  bool case_insensitive = false;
+};
+std::vector<PatternInfo> list_patterns(const RuleSet& rules);
+
+// Runs every fixture of every rule through the real extraction path. Each fixture line is also
+// re-scanned after unrelated preceding text, so a result that depends on what came before is caught.
+struct FixtureResult {
+  std::string file;
+  int line = 0;
+  std::string rule_id;
+  bool passed = false;
+  std::string message;  // why it failed
+};
+std::vector<FixtureResult> run_fixtures(const RuleSet& rules);
+
+}  // namespace attribution
