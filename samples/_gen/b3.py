@@ -1,0 +1,2 @@
+from common import *  # noqa
+from registry import bundle

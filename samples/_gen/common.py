@@ -1,0 +1,57 @@
+"""Shared story pieces built on lib.py."""
+from lib import *  # noqa
+
+
+def start_job(tr, S, verbose=True):
+    for n in tr.nodes:
+        tr.banner(n, S + sec(2.4 + tr.rnd.uniform(0, 0.4)))
+        tr.nccl_init(n, S + sec(38 + tr.rnd.uniform(0, 2)), verbose=verbose)
+    r0 = tr.nodes[0]
+    tr.add(r0, S + sec(21), "%s - INFO - trainer - world_size=%d, tp=1, pp=1, dp=%d, micro_batch=4, global_batch=1024, seq_len=4096"
+           % (pylog_ts(S + sec(21), tr.tz), tr.world, tr.world))
+    tr.add(r0, S + sec(34), "%s - INFO - checkpoint - resuming from /ckpt/%s/latest (iteration 0 if absent)"
+           % (pylog_ts(S + sec(34), tr.tz), tr.jobid))
+
+
+def train(tr, S, F, period=2.0, every=50, it0=1, fmt="megatron", max_lines=40):
+    import math
+    every = max(every, int(math.ceil((F - S).total_seconds() / period / max_lines)))
+    return tr.iterations(tr.nodes[0], S + sec(70), F, period, it0, every=every, fmt=fmt)
+
+
+def cascade(tr, seq, t_enq, skip_ranks=(), skip_nodes=(), exitcode=-6, gap=2.5, last_comp=None, op="ALLREDUCE", numel=None):
+    """Every rank not skipped hits the watchdog at t_enq + timeout; its agent then reports the failures.
+    Returns the time the last agent finished."""
+    last = t_enq
+    for n in tr.nodes:
+        if n in skip_nodes:
+            continue
+        i = tr.nodes.index(n)
+        fails = []
+        for l in range(tr.gpn):
+            r = i * tr.gpn + l
+            if r in skip_ranks:
+                continue
+            t = t_enq + sec(tr.timeout_ms / 1000.0 + tr.rnd.uniform(0.01, 0.09))
+            tr.watchdog(r, t, seq, op=op, numel=numel, last_comp=last_comp)
+            fails.append((l, exitcode, t + sec(0.6)))
+        if not fails:
+            continue
+        fails.sort(key=lambda f: f[2])
+        ta = max(f[2] for f in fails) + sec(gap)
+        tr.agent_fail(n, ta, fails)
+        last = max(last, ta)
+    return last
+
+
+def xid_header(kl, t, pci, uuid, serial):
+    kl.k(t, "NVRM: GPU at PCI:0000:%s:00: %s" % (pci, uuid))
+    kl.k(t, "NVRM: GPU Board Serial Number: %s" % serial)
+
+
+def std_kernel(tr, node, style, S, E, boot=None, tz="UTC", n=18, drv=True):
+    kl = KLog(node, style, boot=boot, tz=tz, rnd=random.Random(node + str(S)))
+    if boot and style == "dmesg" and drv:
+        boot_lines(kl, boot + sec(14.2), tr.pci[:tr.gpn])
+    kl.noise(S - sec(1800), E + sec(240), n)
+    return kl

@@ -1,0 +1,21 @@
+#!/usr/bin/env python3
+"""Generate the sample bundles under samples/. Deterministic; run from anywhere:
+
+    python3 samples/_gen/gen.py            # all bundles
+    python3 samples/_gen/gen.py xid79      # only bundles whose name contains 'xid79'
+"""
+import sys
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import *  # noqa
+import b1, b2, b3, b4  # noqa  (each module registers bundles)
+from registry import BUNDLES
+
+if __name__ == "__main__":
+    sel = sys.argv[1:]
+    for name, fn in BUNDLES:
+        if sel and not any(s in name for s in sel):
+            continue
+        fn(Bundle(name))
+        print("wrote", name)
