@@ -55,3 +55,34 @@ def std_kernel(tr, node, style, S, E, boot=None, tz="UTC", n=18, drv=True):
         boot_lines(kl, boot + sec(14.2), tr.pci[:tr.gpn])
     kl.noise(S - sec(1800), E + sec(240), n)
     return kl
+
+
+def write_apps(b, tr, pattern="logs/{node}.log", **kw):
+    for n in tr.nodes:
+        p = pattern.format(node=n, job=tr.jobid)
+        b.write(p, tr.render(n))
+        b.source(p, "applog", node=n, **kw)
+
+
+def std_sacct(b, tr, name, part, S, E, state="FAILED", ec="1:0", step_state=None, step_ec=None, step_end=None, tz="UTC", stepname="torchrun", batch_state=None, batch_ec=None):
+    b.write("sacct.txt", sacct(tr.jobid, name, part, tr.nodes, S, E, [
+        ("", None, state, ec, None, None), (".batch", "batch", batch_state or state, batch_ec or ec, [tr.nodes[0]], None),
+        (".extern", "extern", "COMPLETED", "0:0", None, None),
+        (".0", stepname, step_state or state, step_ec or ec, None, step_end)], tz=tz))
+    b.source("sacct.txt", "scheduler", **({"timezone": tz} if tz != "UTC" else {}))
+
+
+def peer_remote_error(tr, r, t, seq, peer_host, port, how="closed"):
+    p = tr.nccl_pfx(r)
+    if how == "closed":
+        last = "socketProgress: Connection closed by remote peer %s<%d>" % (peer_host, port)
+        tr.add(tr.node_of(r), t, "%s misc/socket.cc:49 NCCL WARN %s" % (p, last))
+    elif how == "reset":
+        last = "socketProgressOpt: Call to recv from %s<%d> failed : Connection reset by peer" % (peer_host, port)
+        tr.add(tr.node_of(r), t, "%s misc/socket.cc:560 NCCL WARN %s" % (p, last))
+    else:  # ib completion error 12 from the peer
+        last = "NET/IB : Got completion from peer %s<%d> with error 12, opcode 0, len 0, vendor err 129 (Recv)" % (peer_host, port)
+        tr.add(tr.node_of(r), t, "%s transport/net_ib.cc:1696 NCCL WARN %s" % (p, last))
+    tr.add(tr.node_of(r), t + sec(0.001), "%s NCCL INFO transport/net.cc:1302 -> 6" % p)
+    tr.add(tr.node_of(r), t + sec(0.002), "%s NCCL INFO proxy.cc:878 -> 6 [Progress Thread]" % p)
+    tr.async_error(r, t + sec(0.3), seq, "remote process exited or there was a network error", last)

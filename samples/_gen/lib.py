@@ -544,3 +544,13 @@ class Bundle:
         for ln in textwrap.wrap(" ".join(story.split()), 100):
             L.append("  " + ln)
         self.write("expected.yaml", L)
+
+
+def merged_srun_log(tr, task_of_node=None):
+    """srun -l style: one file, each line prefixed with the task id of its node."""
+    m = Log()
+    for i, n in enumerate(tr.nodes):
+        task = i if task_of_node is None else task_of_node[n]
+        for t, k, text in tr.logs[n].entries:
+            m.add(t, "\n".join("%d: %s" % (task, x) for x in text.split("\n")))
+    return m
