@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,19 +64,32 @@ class Extraction {
   void merge(const Extraction& other);
   void note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
                      uint64_t bytes);
+  void note_rank(int rank) { if (rank != kNoRank) ranks_seen_.insert(rank); }
+  // Lines whose time falls outside [lo, hi] are counted in out_of_window and not added.
+  void set_window(TimeNs lo, TimeNs hi) { window_lo_ = lo; window_hi_ = hi; }
+  bool in_window(TimeNs t) const {
+    return t == kNoTime || ((window_lo_ == kNoTime || t >= window_lo_) &&
+                            (window_hi_ == kNoTime || t <= window_hi_));
+  }
 
   const std::map<SymptomKey, SymptomRecord>& symptoms() const { return symptoms_; }
   // (kind, node) → lines seen; node "" when the source named none.
   const std::map<std::pair<int, std::string>, uint64_t>& coverage() const { return coverage_; }
+  // Ranks whose own log stream was ingested (from the source's rank).
+  const std::set<int>& ranks_seen() const { return ranks_seen_; }
 
   uint64_t lines_scanned = 0;
   uint64_t bytes_scanned = 0;
   uint64_t candidate_lines = 0;
   uint64_t lines_truncated = 0;
+  uint64_t out_of_window = 0;
 
  private:
   std::map<SymptomKey, SymptomRecord> symptoms_;
   std::map<std::pair<int, std::string>, uint64_t> coverage_;
+  std::set<int> ranks_seen_;
+  TimeNs window_lo_ = kNoTime;
+  TimeNs window_hi_ = kNoTime;
 };
 
 // Scans text with the rule set's Vectorscan databases; RE2 runs only on candidate lines.
@@ -137,6 +151,8 @@ class Session {
   void add_connector_report(const ConnectorReport& report);
 
   const Extraction& extraction() const;
+  // An empty Extraction carrying this session's time window, for parallel scanners to fill.
+  Extraction new_extraction() const;
   Verdict attribute() const;
 
  private:

@@ -1,0 +1,76 @@
+// Internal: the working state of one attribute() call — symptom items, their attributes and
+// explained-by links — shared by the refiners (refiners.cc), the outcome (session.cc) and the
+// verdict writer (verdict_writer.cc).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attribution/engine.h"
+#include "rule_set.h"
+
+namespace attribution {
+
+struct Item {
+  SymptomKey key;
+  const SymptomRecord* rec = nullptr;
+  SymptomAttrs attrs;
+  std::string label;
+  bool indirect = false;
+  bool synthetic = false;
+  bool filtered = false;
+  int explained_by = -1;  // index into Analysis::items
+  std::string explained_rule;
+
+  bool active() const { return !filtered && explained_by < 0; }
+  TimeNs first() const { return rec->first_seen; }
+  const std::string& field(const std::string& name) const {
+    static const std::string kEmpty;
+    auto it = rec->fields.find(name);
+    return it == rec->fields.end() ? kEmpty : it->second;
+  }
+};
+
+struct Analysis {
+  const RuleSet& rules;
+  const ExecutionContext& context;
+  const Extraction& extraction;
+  const std::vector<ConnectorReport>& reports;
+  std::vector<Item> items;
+  std::deque<SymptomRecord> synthetic_records;
+  TimeNs job_start = kNoTime;  // context start, else the earliest evidence
+  TimeNs job_end = kNoTime;    // context end, else the latest evidence
+
+  // Adds a synthetic symptom (made by a built-in refiner) and returns its index.
+  int add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord record, bool indirect);
+  // Marks `effect` explained by `cause` through `rule`.
+  void explain(int effect, int cause, const std::string& rule);
+};
+
+// True when `effect` happened within [cause - before, cause + within]; unknown times match.
+bool within_window(const Item& cause, const Item& effect, int64_t before_ns, int64_t within_ns);
+
+void run_declarative_refiner(const Refiner& refiner, Analysis& analysis);
+void run_builtin_refiner(const Refiner& refiner, Analysis& analysis);
+
+// Renders a label template ("Xid {xid} on {pci}") with the record's fields.
+std::string render_label(const std::string& label, const std::map<std::string, std::string>& fields);
+
+struct Outcome {
+  int root = -1;                 // item index
+  std::vector<int> root_group;   // items of the same symptom and node as the root
+  std::vector<int> rivals;       // candidates that fit as well (ambiguous)
+  std::string outcome;
+  std::string domain;
+  std::string quality;
+  std::vector<std::string> reasons;
+  std::vector<std::string> missing;
+  std::vector<std::string> affected_nodes;
+};
+
+std::string write_verdict_json(const Analysis& analysis, const Outcome& outcome);
+std::string write_summary(const Analysis& analysis, const Outcome& outcome);
+
+}  // namespace attribution

@@ -1,0 +1,128 @@
+#include <algorithm>
+#include <tuple>
+
+#include "attribution/engine.h"
+#include "text_util.h"
+
+namespace attribution {
+namespace {
+
+bool evidence_before(const EvidenceLine& a, const EvidenceLine& b) {
+  TimeNs ta = a.t == kNoTime ? std::numeric_limits<TimeNs>::max() : a.t;
+  TimeNs tb = b.t == kNoTime ? std::numeric_limits<TimeNs>::max() : b.t;
+  return std::tie(ta, a.source, a.line, a.rule) < std::tie(tb, b.source, b.line, b.rule);
+}
+
+TimeNs min_time(TimeNs a, TimeNs b) {
+  if (a == kNoTime) return b;
+  if (b == kNoTime) return a;
+  return std::min(a, b);
+}
+TimeNs max_time(TimeNs a, TimeNs b) {
+  if (a == kNoTime) return b;
+  if (b == kNoTime) return a;
+  return std::max(a, b);
+}
+
+}  // namespace
+
+void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
+                     EvidenceLine&& evidence) {
+  SymptomRecord& rec = symptoms_[key];
+  if (rec.count == 0) {
+    rec.first_seen = rec.last_seen = t;
+    rec.fields = std::move(fields);
+    rec.evidence.push_back(std::move(evidence));
+    rec.count = 1;
+    return;
+  }
+  rec.count++;
+  rec.first_seen = min_time(rec.first_seen, t);
+  rec.last_seen = max_time(rec.last_seen, t);
+  auto pos = std::upper_bound(rec.evidence.begin(), rec.evidence.end(), evidence, evidence_before);
+  if (pos == rec.evidence.begin()) rec.fields = std::move(fields);
+  if (static_cast<size_t>(pos - rec.evidence.begin()) < kMaxEvidencePerSymptom) {
+    rec.evidence.insert(pos, std::move(evidence));
+    if (rec.evidence.size() > kMaxEvidencePerSymptom) rec.evidence.pop_back();
+  }
+}
+
+void Extraction::merge(const Extraction& other) {
+  for (const auto& [key, src] : other.symptoms_) {
+    auto [it, inserted] = symptoms_.try_emplace(key, src);
+    if (inserted) continue;
+    SymptomRecord& rec = it->second;
+    bool other_first = !src.evidence.empty() &&
+                       (rec.evidence.empty() || evidence_before(src.evidence.front(), rec.evidence.front()));
+    if (other_first) rec.fields = src.fields;
+    rec.count += src.count;
+    rec.first_seen = min_time(rec.first_seen, src.first_seen);
+    rec.last_seen = max_time(rec.last_seen, src.last_seen);
+    std::vector<EvidenceLine> merged;
+    merged.reserve(rec.evidence.size() + src.evidence.size());
+    std::merge(rec.evidence.begin(), rec.evidence.end(), src.evidence.begin(), src.evidence.end(),
+               std::back_inserter(merged), evidence_before);
+    if (merged.size() > kMaxEvidencePerSymptom) merged.resize(kMaxEvidencePerSymptom);
+    rec.evidence = std::move(merged);
+  }
+  for (const auto& [k, v] : other.coverage_) coverage_[k] += v;
+  for (int r : other.ranks_seen_) ranks_seen_.insert(r);
+  lines_scanned += other.lines_scanned;
+  bytes_scanned += other.bytes_scanned;
+  candidate_lines += other.candidate_lines;
+  lines_truncated += other.lines_truncated;
+  out_of_window += other.out_of_window;
+}
+
+void Extraction::note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
+                               uint64_t bytes) {
+  coverage_[{static_cast<int>(kind), node}] += lines;
+  (void)bytes;
+}
+
+}  // namespace attribution
+
+namespace attribution::detail {
+
+std::string clean_evidence_text(std::string_view s, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes) + 8);
+  size_t i = 0;
+  while (i < s.size() && out.size() < max_bytes) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {  // ANSI CSI
+      size_t q = i + 2;
+      while (q < s.size() && !(s[q] >= '@' && s[q] <= '~')) ++q;
+      i = q + 1;
+      continue;
+    }
+    if (c < 0x80) {
+      if (c == '\t') out += ' ';
+      else if (c >= 0x20 && c != 0x7f) out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool valid = len > 0 && i + len <= s.size();
+    for (size_t k = 1; valid && k < len; ++k) {
+      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    }
+    if (valid) {
+      uint32_t cp = len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      bool overlong = (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+      valid = !overlong && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (valid) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace attribution::detail

@@ -1,0 +1,747 @@
+// YAML rule files → RuleSet. Every message carries file:line:column (yaml-cpp marks are 0-based).
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "rule_set.h"
+
+namespace attribution {
+
+std::string LoadMessage::to_string() const {
+  return fmt::format("{}:{}:{}: {}", file, line, column, message);
+}
+
+bool glob_match(const std::string& glob, const std::string& id) {
+  if (!glob.empty() && glob.back() == '*') {
+    return id.compare(0, glob.size() - 1, glob, 0, glob.size() - 1) == 0;
+  }
+  return glob == id;
+}
+
+SymptomAttrs RuleSet::attributes(const std::string& symptom_id,
+                                 const std::map<std::string, std::string>& fields) const {
+  auto cat = fields.find("_catalog");
+  if (cat != fields.end()) {
+    auto key = fields.find("_catalog_key");
+    for (const auto& c : catalogs) {
+      if (c.id != cat->second) continue;
+      if (key != fields.end()) {
+        auto e = c.entries.find(key->second);
+        if (e != c.entries.end()) return e->second;
+      }
+      if (c.fallback) return *c.fallback;
+    }
+  }
+  auto exact = symptom_exact.find(symptom_id);
+  if (exact != symptom_exact.end()) return exact->second;
+  for (const auto& [prefix, attrs] : symptom_prefix) {
+    if (glob_match(prefix, symptom_id)) return attrs;
+  }
+  SymptomAttrs unknown;
+  unknown.label = symptom_id;
+  return unknown;
+}
+
+namespace {
+
+constexpr uint32_t kTextKindsMask =
+    (1u << static_cast<int>(ObservationKind::kAppLog)) |
+    (1u << static_cast<int>(ObservationKind::kSyslog)) |
+    (1u << static_cast<int>(ObservationKind::kNodeReport)) |
+    (1u << static_cast<int>(ObservationKind::kScheduler)) |
+    (1u << static_cast<int>(ObservationKind::kK8sEvent));
+
+const std::set<std::string> kDomains = {"gpu",     "network",     "node",    "storage",
+                                        "scheduler", "application", "unknown", "none"};
+const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_xid",
+                                         "peer_convergence",  "ib_error_at_start",
+                                         "late_cuda_oom",     "seqnum_straggler",
+                                         "scheduler_state"};
+
+class Loader {
+ public:
+  explicit Loader(LoadResult& result) : result_(result) {}
+
+  void error(const std::string& file, const YAML::Mark& m, std::string msg) {
+    result_.errors.push_back({file, m.line + 1, m.column + 1, std::move(msg)});
+  }
+  void warning(const std::string& file, const YAML::Mark& m, std::string msg) {
+    result_.warnings.push_back({file, m.line + 1, m.column + 1, std::move(msg)});
+  }
+
+  bool check_keys(const std::string& file, const YAML::Node& node,
+                  std::initializer_list<std::string_view> allowed, std::string_view what) {
+    if (!node.IsMap()) {
+      error(file, node.Mark(), fmt::format("{} must be a mapping", what));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& kv : node) {
+      std::string key = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        error(file, kv.first.Mark(),
+              fmt::format("unknown key '{}' in {} (allowed: {})", key, what,
+                          fmt::join(allowed, ", ")));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  std::optional<std::string> scalar(const std::string& file, const YAML::Node& node,
+                                    std::string_view key, bool required) {
+    YAML::Node v = node[std::string(key)];
+    if (!v) {
+      if (required) error(file, node.Mark(), fmt::format("missing required key '{}'", key));
+      return std::nullopt;
+    }
+    if (!v.IsScalar()) {
+      error(file, v.Mark(), fmt::format("'{}' must be a scalar", key));
+      return std::nullopt;
+    }
+    return v.Scalar();
+  }
+
+  std::optional<Template> parse_template(const std::string& file, const YAML::Node& at,
+                                         const std::string& text) {
+    Template t;
+    size_t i = 0;
+    std::string lit;
+    while (i < text.size()) {
+      if (text[i] == '{') {
+        size_t close = text.find('}', i);
+        if (close == std::string::npos) {
+          error(file, at.Mark(), fmt::format("unclosed '{{' in template '{}'", text));
+          return std::nullopt;
+        }
+        if (!lit.empty()) t.pieces.push_back({false, lit}), lit.clear();
+        std::string field = text.substr(i + 1, close - i - 1);
+        if (field.empty()) {
+          error(file, at.Mark(), fmt::format("empty placeholder in template '{}'", text));
+          return std::nullopt;
+        }
+        t.pieces.push_back({true, field});
+        i = close + 1;
+      } else {
+        lit += text[i++];
+      }
+    }
+    if (!lit.empty()) t.pieces.push_back({false, lit});
+    return t;
+  }
+
+  bool parse_attrs(const std::string& file, const YAML::Node& n, SymptomAttrs& a,
+                   bool allow_extra) {
+    if (!n.IsMap()) {
+      error(file, n.Mark(), "symptom attributes must be a mapping");
+      return false;
+    }
+    bool ok = true;
+    for (const auto& kv : n) {
+      std::string key = kv.first.Scalar();
+      if (key == "id") continue;
+      if (!kv.second.IsScalar()) {
+        error(file, kv.second.Mark(), fmt::format("'{}' must be a scalar", key));
+        ok = false;
+        continue;
+      }
+      const std::string& v = kv.second.Scalar();
+      if (key == "label") {
+        a.label = v;
+      } else if (key == "domain") {
+        if (!kDomains.count(v)) {
+          error(file, kv.second.Mark(), fmt::format("unknown domain '{}'", v));
+          ok = false;
+        }
+        a.domain = v;
+      } else if (key == "outcome") {
+        auto dot = v.find('.');
+        if (dot == std::string::npos || !kDomains.count(v.substr(0, dot))) {
+          error(file, kv.second.Mark(),
+                fmt::format("outcome '{}' must be <domain>.<what> with a known domain", v));
+          ok = false;
+        }
+        a.outcome = v;
+      } else if (key == "role") {
+        if (v != "cause" && v != "victim" && v != "context") {
+          error(file, kv.second.Mark(),
+                fmt::format("role must be cause, victim or context, not '{}'", v));
+          ok = false;
+        }
+        a.role = v;
+      } else if (key == "priority") {
+        int p = -1;
+        auto r = std::from_chars(v.data(), v.data() + v.size(), p);
+        if (r.ec != std::errc() || p < 0 || p > 100) {
+          error(file, kv.second.Mark(), fmt::format("priority must be 0-100, not '{}'", v));
+          ok = false;
+        }
+        a.priority = p;
+      } else if (key == "evidence") {
+        if (v != "direct" && v != "indirect") {
+          error(file, kv.second.Mark(), "evidence must be direct or indirect");
+          ok = false;
+        }
+        a.indirect = v == "indirect";
+      } else if (allow_extra) {
+        a.extra[key] = v;
+      } else {
+        error(file, kv.first.Mark(),
+              fmt::format("unknown key '{}' in symptom (allowed: id, label, domain, outcome, "
+                          "role, priority, evidence)",
+                          key));
+        ok = false;
+      }
+    }
+    if (a.outcome.empty()) a.outcome = a.domain + ".unknown";
+    if (a.role == "cause" && a.outcome.rfind(a.domain + ".", 0) != 0 && a.domain != "unknown") {
+      error(file, n.Mark(),
+            fmt::format("outcome '{}' is not in domain '{}'", a.outcome, a.domain));
+      ok = false;
+    }
+    a.resolved = true;
+    return ok;
+  }
+
+  std::vector<Fixture> parse_fixtures(const std::string& file, const YAML::Node& list,
+                                      std::string_view input_key) {
+    std::vector<Fixture> out;
+    if (!list) return out;
+    if (!list.IsSequence()) {
+      error(file, list.Mark(), "fixtures must be a list");
+      return out;
+    }
+    for (const auto& f : list) {
+      if (!check_keys(file, f, {input_key, "expect"}, "fixture")) continue;
+      Fixture fx;
+      fx.pos = {file, f.Mark().line + 1, f.Mark().column + 1};
+      auto input = scalar(file, f, input_key, true);
+      if (!input) continue;
+      fx.input = *input;
+      YAML::Node e = f["expect"];
+      if (!e) {
+        error(file, f.Mark(), "fixture needs 'expect' (a mapping, or 'none')");
+        continue;
+      }
+      if (e.IsScalar() && e.Scalar() == "none") {
+        fx.expect_none = true;
+      } else if (e.IsMap()) {
+        for (const auto& kv : e) {
+          if (!kv.second.IsScalar()) {
+            error(file, kv.second.Mark(), "fixture expectations must be scalars");
+            continue;
+          }
+          fx.expect[kv.first.Scalar()] = kv.second.Scalar();
+        }
+      } else {
+        error(file, e.Mark(), "'expect' must be a mapping or 'none'");
+        continue;
+      }
+      out.push_back(std::move(fx));
+    }
+    return out;
+  }
+
+  std::optional<CatalogRef> parse_catalog_ref(const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n, {"id", "key"}, "catalog reference")) return std::nullopt;
+    auto id = scalar(file, n, "id", true);
+    auto key = scalar(file, n, "key", true);
+    if (!id || !key) return std::nullopt;
+    auto t = parse_template(file, n, *key);
+    if (!t) return std::nullopt;
+    CatalogRef ref;
+    ref.name = *id;
+    ref.catalog = SIZE_MAX;  // resolved once every file is loaded
+    ref.key = *t;
+    return ref;
+  }
+
+  bool unique_id(const std::string& file, const YAML::Node& at, const std::string& id) {
+    auto [it, inserted] = ids_.emplace(id, fmt::format("{}:{}", file, at.Mark().line + 1));
+    if (!inserted) {
+      error(file, at.Mark(), fmt::format("duplicate id '{}' (first defined at {})", id, it->second));
+      return false;
+    }
+    return true;
+  }
+
+  void load_extractor(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n,
+                    {"id", "description", "kinds", "pattern", "case_insensitive", "precedence",
+                     "symptom", "catalog", "node", "rank", "gpu", "fields", "fixtures"},
+                    "extractor"))
+      return;
+    Extractor x;
+    auto id = scalar(file, n, "id", true);
+    if (!id) return;
+    x.id = *id;
+    if (!unique_id(file, n["id"], x.id)) return;
+    x.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
+    x.description = scalar(file, n, "description", false).value_or("");
+    if (x.description.empty()) warning(file, n.Mark(), fmt::format("extractor '{}' has no description", x.id));
+    auto pattern = scalar(file, n, "pattern", true);
+    auto symptom = scalar(file, n, "symptom", true);
+    if (!pattern || !symptom) return;
+    x.pattern = *pattern;
+    if (auto ci = scalar(file, n, "case_insensitive", false)) x.case_insensitive = *ci == "true";
+    if (auto pr = scalar(file, n, "precedence", false)) {
+      auto r = std::from_chars(pr->data(), pr->data() + pr->size(), x.precedence);
+      if (r.ec != std::errc()) {
+        error(file, n["precedence"].Mark(), "precedence must be an integer");
+        return;
+      }
+    }
+    x.kinds_mask = kTextKindsMask;
+    if (YAML::Node kinds = n["kinds"]) {
+      x.kinds_mask = 0;
+      if (!kinds.IsSequence()) {
+        error(file, kinds.Mark(), "kinds must be a list");
+        return;
+      }
+      for (const auto& k : kinds) {
+        auto kind = parse_observation_kind(k.Scalar());
+        if (!kind || *kind == ObservationKind::kNodeMetrics) {
+          error(file, k.Mark(),
+                fmt::format("unknown text kind '{}' (applog, syslog, node_report, scheduler, "
+                            "k8s_event)",
+                            k.Scalar()));
+          return;
+        }
+        x.kinds_mask |= 1u << static_cast<int>(*kind);
+      }
+    }
+    RE2::Options opts;
+    opts.set_encoding(RE2::Options::EncodingLatin1);
+    opts.set_case_sensitive(!x.case_insensitive);
+    opts.set_log_errors(false);
+    x.re = std::make_unique<RE2>(x.pattern, opts);
+    if (!x.re->ok()) {
+      YAML::Node p = n["pattern"];
+      error(file, p.Mark(), fmt::format("extractor '{}': bad pattern: {}", x.id, x.re->error()));
+      return;
+    }
+    x.group_names.assign(static_cast<size_t>(x.re->NumberOfCapturingGroups()) + 1, "");
+    for (const auto& [name, idx] : x.re->NamedCapturingGroups()) x.group_names[idx] = name;
+    std::set<std::string> captures(x.group_names.begin(), x.group_names.end());
+    captures.erase("");
+    auto check_template = [&](const char* key, Template& out) -> bool {
+      auto s = scalar(file, n, key, false);
+      if (!s) return true;
+      auto t = parse_template(file, n[key], *s);
+      if (!t) return false;
+      for (const auto& p : t->pieces) {
+        if (p.is_field && !captures.count(p.text)) {
+          error(file, n[key].Mark(),
+                fmt::format("extractor '{}': {} uses {{{}}} but the pattern has no such named "
+                            "capture",
+                            x.id, key, p.text));
+          return false;
+        }
+      }
+      out = *t;
+      return true;
+    };
+    if (!check_template("symptom", x.symptom) || !check_template("node", x.node) ||
+        !check_template("rank", x.rank) || !check_template("gpu", x.gpu))
+      return;
+    if (YAML::Node c = n["catalog"]) {
+      x.catalog = parse_catalog_ref(file, c);
+      if (!x.catalog) return;
+      for (const auto& p : x.catalog->key.pieces) {
+        if (p.is_field && !captures.count(p.text)) {
+          error(file, c.Mark(), fmt::format("catalog key uses {{{}}}, not a named capture", p.text));
+          return;
+        }
+      }
+    }
+    if (YAML::Node f = n["fields"]) {
+      for (const auto& v : f) {
+        if (!captures.count(v.Scalar())) {
+          error(file, v.Mark(), fmt::format("field '{}' is not a named capture", v.Scalar()));
+          return;
+        }
+        x.fields.push_back(v.Scalar());
+      }
+    }
+    x.fixtures = parse_fixtures(file, n["fixtures"], "line");
+    bool has_positive = std::any_of(x.fixtures.begin(), x.fixtures.end(),
+                                    [](const Fixture& f) { return !f.expect_none; });
+    if (!has_positive) {
+      error(file, n.Mark(), fmt::format("extractor '{}' needs at least one positive fixture", x.id));
+      return;
+    }
+    rs.extractors.push_back(std::move(x));
+  }
+
+  void load_metric_extractor(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n,
+                    {"id", "description", "metric", "when", "symptom", "catalog", "node",
+                     "node_fallback", "gpu", "evidence", "fixtures"},
+                    "metric extractor"))
+      return;
+    MetricExtractor m;
+    auto id = scalar(file, n, "id", true);
+    auto metric = scalar(file, n, "metric", true);
+    auto symptom = scalar(file, n, "symptom", true);
+    if (!id || !metric || !symptom) return;
+    m.id = *id;
+    if (!unique_id(file, n["id"], m.id)) return;
+    m.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
+    m.description = scalar(file, n, "description", false).value_or("");
+    m.metric = *metric;
+    std::string when = scalar(file, n, "when", false).value_or("> 0");
+    size_t i = 0;
+    while (i < when.size() && when[i] == ' ') ++i;
+    size_t op_start = i;
+    while (i < when.size() && (when[i] == '>' || when[i] == '<' || when[i] == '=' || when[i] == '!')) ++i;
+    m.op = when.substr(op_start, i - op_start);
+    while (i < when.size() && when[i] == ' ') ++i;
+    std::string num = when.substr(i);
+    auto r = std::from_chars(num.data(), num.data() + num.size(), m.threshold);
+    static const std::set<std::string> kOps = {">", ">=", "<", "<=", "==", "!="};
+    if (!kOps.count(m.op) || r.ec != std::errc()) {
+      error(file, n["when"] ? n["when"].Mark() : n.Mark(),
+            fmt::format("'when' must be '<op> <number>' with op one of > >= < <= == !=, not '{}'", when));
+      return;
+    }
+    auto tmpl = [&](const char* key, Template& out) -> bool {
+      auto s = scalar(file, n, key, false);
+      if (!s) return true;
+      auto t = parse_template(file, n[key], *s);
+      if (!t) return false;
+      out = *t;
+      return true;
+    };
+    if (!tmpl("symptom", m.symptom) || !tmpl("node", m.node) || !tmpl("gpu", m.gpu)) return;
+    if (YAML::Node fb = n["node_fallback"]) {
+      for (const auto& v : fb) {
+        auto t = parse_template(file, v, v.Scalar());
+        if (!t) return;
+        m.node_fallback.push_back(*t);
+      }
+    }
+    if (YAML::Node c = n["catalog"]) {
+      m.catalog = parse_catalog_ref(file, c);
+      if (!m.catalog) return;
+    }
+    m.indirect = scalar(file, n, "evidence", false).value_or("indirect") == "indirect";
+    m.fixtures = parse_fixtures(file, n["fixtures"], "sample");
+    if (m.fixtures.empty()) {
+      error(file, n.Mark(), fmt::format("metric extractor '{}' needs at least one fixture", m.id));
+      return;
+    }
+    rs.metric_extractors.push_back(std::move(m));
+  }
+
+  void load_catalog(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n, {"id", "description", "entries", "default"}, "catalog")) return;
+    Catalog c;
+    auto id = scalar(file, n, "id", true);
+    if (!id) return;
+    c.id = *id;
+    if (!unique_id(file, n["id"], "catalog:" + c.id)) return;
+    c.description = scalar(file, n, "description", false).value_or("");
+    YAML::Node entries = n["entries"];
+    if (!entries || !entries.IsMap()) {
+      error(file, n.Mark(), fmt::format("catalog '{}' needs 'entries' (a mapping)", c.id));
+      return;
+    }
+    for (const auto& kv : entries) {
+      SymptomAttrs a;
+      if (parse_attrs(file, kv.second, a, true)) c.entries[kv.first.Scalar()] = std::move(a);
+    }
+    if (YAML::Node d = n["default"]) {
+      SymptomAttrs a;
+      if (parse_attrs(file, d, a, true)) c.fallback = std::move(a);
+    }
+    rs.catalogs.push_back(std::move(c));
+  }
+
+  void load_symptom(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence"},
+                    "symptom"))
+      return;
+    auto id = scalar(file, n, "id", true);
+    if (!id) return;
+    if (!unique_id(file, n["id"], "symptom:" + *id)) return;
+    SymptomAttrs a;
+    if (!parse_attrs(file, n, a, false)) return;
+    if (a.label.empty()) a.label = *id;
+    if (id->back() == '*') {
+      rs.symptom_prefix.emplace_back(*id, std::move(a));
+    } else {
+      rs.symptom_exact[*id] = std::move(a);
+    }
+  }
+
+  static int64_t parse_duration(const std::string& s, bool& ok) {
+    ok = false;
+    if (s.empty()) return 0;
+    int64_t v = 0;
+    size_t i = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    if (i == 0) return 0;
+    std::string unit = s.substr(i);
+    int64_t mult = 0;
+    if (unit == "ms") mult = 1000000LL;
+    else if (unit == "s" || unit.empty()) mult = 1000000000LL;
+    else if (unit == "m") mult = 60LL * 1000000000LL;
+    else if (unit == "h") mult = 3600LL * 1000000000LL;
+    else return 0;
+    ok = true;
+    return v * mult;
+  }
+
+  void load_refiner(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+    if (!check_keys(file, n,
+                    {"id", "description", "phase", "builtin", "cause", "cause_role", "explains",
+                     "scope", "within", "before"},
+                    "refiner"))
+      return;
+    Refiner r;
+    auto id = scalar(file, n, "id", true);
+    if (!id) return;
+    r.id = *id;
+    if (!unique_id(file, n["id"], r.id)) return;
+    r.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
+    r.description = scalar(file, n, "description", false).value_or("");
+    std::string phase = scalar(file, n, "phase", false).value_or("DEFAULT");
+    static const std::map<std::string, Phase> kPhases = {{"EARLY", Phase::kEarly},
+                                                         {"DEFAULT", Phase::kDefault},
+                                                         {"LATE", Phase::kLate},
+                                                         {"FINAL", Phase::kFinal},
+                                                         {"POST_OUTCOME", Phase::kPostOutcome}};
+    auto ph = kPhases.find(phase);
+    if (ph == kPhases.end()) {
+      error(file, n["phase"].Mark(),
+            fmt::format("unknown phase '{}' (EARLY, DEFAULT, LATE, FINAL, POST_OUTCOME)", phase));
+      return;
+    }
+    r.phase = ph->second;
+    if (auto b = scalar(file, n, "builtin", false)) {
+      if (!kBuiltins.count(*b)) {
+        error(file, n["builtin"].Mark(),
+              fmt::format("unknown builtin refiner '{}' (known: {})", *b, fmt::join(kBuiltins, ", ")));
+        return;
+      }
+      r.builtin = *b;
+      rs.refiners.push_back(std::move(r));
+      return;
+    }
+    auto list = [&](const char* key, std::vector<std::string>& out) -> bool {
+      YAML::Node v = n[key];
+      if (!v) {
+        error(file, n.Mark(), fmt::format("refiner '{}' needs '{}' (or 'builtin')", r.id, key));
+        return false;
+      }
+      if (v.IsScalar()) {
+        out.push_back(v.Scalar());
+      } else if (v.IsSequence()) {
+        for (const auto& e : v) out.push_back(e.Scalar());
+      } else {
+        error(file, v.Mark(), fmt::format("'{}' must be a symptom id or a list of them", key));
+        return false;
+      }
+      return true;
+    };
+    if (!list("cause", r.cause) || !list("explains", r.explains)) return;
+    r.cause_role = scalar(file, n, "cause_role", false).value_or("");
+    r.scope = scalar(file, n, "scope", false).value_or("job");
+    static const std::set<std::string> kScopes = {"job", "same_node", "same_gpu", "same_rank"};
+    if (!kScopes.count(r.scope)) {
+      error(file, n["scope"].Mark(),
+            fmt::format("unknown scope '{}' (job, same_node, same_gpu, same_rank)", r.scope));
+      return;
+    }
+    for (const char* key : {"within", "before"}) {
+      if (auto d = scalar(file, n, key, false)) {
+        bool ok = false;
+        int64_t v = parse_duration(*d, ok);
+        if (!ok) {
+          error(file, n[key].Mark(), fmt::format("'{}' must be a duration like 30s, 10m, 2h", key));
+          return;
+        }
+        (std::string_view(key) == "within" ? r.within_ns : r.before_ns) = v;
+      }
+    }
+    rs.refiners.push_back(std::move(r));
+  }
+
+  void load_file(RuleSet& rs, const RuleText& f) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(f.text);
+    } catch (const YAML::Exception& e) {
+      result_.errors.push_back({f.name, e.mark.line + 1, e.mark.column + 1, e.msg});
+      return;
+    }
+    if (root.IsNull()) return;
+    if (!check_keys(f.name, root,
+                    {"version", "catalogs", "extractors", "metric_extractors", "symptoms",
+                     "refiners"},
+                    "rules file"))
+      return;
+    if (auto v = scalar(f.name, root, "version", false); v && *v != "1") {
+      error(f.name, root["version"].Mark(),
+            fmt::format("rule-language version '{}' is not supported (this engine reads 1)", *v));
+      return;
+    }
+    auto each = [&](const char* key, auto&& fn) {
+      YAML::Node list = root[key];
+      if (!list) return;
+      if (!list.IsSequence()) {
+        error(f.name, list.Mark(), fmt::format("'{}' must be a list", key));
+        return;
+      }
+      for (const auto& item : list) {
+        try {
+          fn(item);
+        } catch (const YAML::Exception& e) {
+          error(f.name, item.Mark(), e.what());
+        }
+      }
+    };
+    each("catalogs", [&](const YAML::Node& n) { load_catalog(rs, f.name, n); });
+    each("symptoms", [&](const YAML::Node& n) { load_symptom(rs, f.name, n); });
+    each("extractors", [&](const YAML::Node& n) { load_extractor(rs, f.name, n); });
+    each("metric_extractors", [&](const YAML::Node& n) { load_metric_extractor(rs, f.name, n); });
+    each("refiners", [&](const YAML::Node& n) { load_refiner(rs, f.name, n); });
+  }
+
+ private:
+  LoadResult& result_;
+  std::map<std::string, std::string> ids_;
+};
+
+std::string sha256_hex(const std::vector<RuleText>& files) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (const auto& f : files) {
+    EVP_DigestUpdate(ctx, f.name.data(), f.name.size());
+    EVP_DigestUpdate(ctx, "\0", 1);
+    EVP_DigestUpdate(ctx, f.text.data(), f.text.size());
+    EVP_DigestUpdate(ctx, "\0", 1);
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
+  std::string hex;
+  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  return "sha256:" + hex;
+}
+
+// Compiles one database per kind. A pattern Vectorscan rejects is retried in prefilter mode.
+void compile_databases(RuleSet& rs, LoadResult& result) {
+  for (int kind = 0; kind < kObservationKindCount; ++kind) {
+    if (kind == static_cast<int>(ObservationKind::kNodeMetrics)) continue;
+    auto db = std::make_unique<KindDatabase>();
+    std::vector<uint32_t> members;
+    for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
+      if (rs.extractors[i].kinds_mask & (1u << kind)) members.push_back(i);
+    }
+    if (members.empty()) continue;
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      std::vector<const char*> exprs;
+      std::vector<unsigned> flags;
+      std::vector<unsigned> ids;
+      for (uint32_t j = 0; j < members.size(); ++j) {
+        const Extractor& x = rs.extractors[members[j]];
+        exprs.push_back(x.pattern.c_str());
+        unsigned f = HS_FLAG_MULTILINE;
+        if (x.case_insensitive) f |= HS_FLAG_CASELESS;
+        if (x.prefilter) f |= HS_FLAG_PREFILTER;
+        flags.push_back(f);
+        ids.push_back(j);
+      }
+      hs_compile_error_t* err = nullptr;
+      hs_database_t* out = nullptr;
+      hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                                       static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr,
+                                       &out, &err);
+      if (rc == HS_SUCCESS) {
+        db->db = out;
+        db->extractors = members;
+        break;
+      }
+      int bad = err != nullptr ? err->expression : -1;
+      std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
+      if (err != nullptr) hs_free_compile_error(err);
+      if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
+        result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
+        return;
+      }
+      Extractor& x = rs.extractors[members[bad]];
+      if (!x.prefilter) {
+        x.prefilter = true;  // retry this one as a prefilter (RE2 confirms every candidate)
+        continue;
+      }
+      result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
+                               fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
+      return;
+    }
+    if (db->db == nullptr) continue;
+    if (hs_alloc_scratch(db->db, &rs.scratch_prototype) != HS_SUCCESS) {
+      result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
+      return;
+    }
+    rs.dbs[kind] = std::move(db);
+  }
+}
+
+}  // namespace
+
+LoadResult load_rules(const std::vector<RuleText>& files) {
+  LoadResult result;
+  auto rs = std::make_shared<RuleSet>();
+  rs->sources = files;
+  Loader loader(result);
+  for (const auto& f : files) loader.load_file(*rs, f);
+  // Resolve catalog references by name (a catalog may be defined in a later file).
+  auto resolve = [&](std::optional<CatalogRef>& ref, const Position& pos) {
+    if (!ref) return;
+    for (size_t i = 0; i < rs->catalogs.size(); ++i) {
+      if (rs->catalogs[i].id == ref->name) {
+        ref->catalog = i;
+        return;
+      }
+    }
+    result.errors.push_back(
+        {pos.file, pos.line, pos.column, fmt::format("unknown catalog '{}'", ref->name)});
+  };
+  for (auto& x : rs->extractors) resolve(x.catalog, x.pos);
+  for (auto& m : rs->metric_extractors) resolve(m.catalog, m.pos);
+  std::stable_sort(rs->symptom_prefix.begin(), rs->symptom_prefix.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  if (result.errors.empty()) compile_databases(*rs, result);
+  if (!result.errors.empty()) return result;
+  RuleSetInfo& info = rs->info;
+  info.digest = sha256_hex(files);
+  info.files = files.size();
+  info.extractors = rs->extractors.size();
+  info.metric_extractors = rs->metric_extractors.size();
+  info.catalogs = rs->catalogs.size();
+  for (const auto& c : rs->catalogs) info.catalog_entries += c.entries.size();
+  info.refiners = rs->refiners.size();
+  for (const auto& x : rs->extractors) {
+    info.fixtures += x.fixtures.size();
+    info.prefilter_patterns += x.prefilter ? 1 : 0;
+  }
+  for (const auto& m : rs->metric_extractors) info.fixtures += m.fixtures.size();
+  result.rules = std::move(rs);
+  return result;
+}
+
+RuleSetInfo describe(const RuleSet& rules) { return rules.info; }
+
+std::vector<PatternInfo> list_patterns(const RuleSet& rules) {
+  std::vector<PatternInfo> out;
+  for (const auto& x : rules.extractors) out.push_back({x.id, x.pattern, x.case_insensitive});
+  return out;
+}
+
+}  // namespace attribution

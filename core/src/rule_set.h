@@ -1,0 +1,162 @@
+// Internal: the compiled form of the rules (docs/rules.md). Immutable after load_rules().
+#pragma once
+
+#include <hs/hs.h>
+#include <re2/re2.h>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attribution/engine.h"
+#include "attribution/rules.h"
+
+namespace attribution {
+
+// "gpu.xid.{xid}" → literal and capture pieces. Field names may be "label.X" / "value" for
+// metric extractors.
+struct Template {
+  struct Piece {
+    bool is_field = false;
+    std::string text;
+  };
+  std::vector<Piece> pieces;
+  bool empty() const { return pieces.empty(); }
+  // Fills placeholders from `lookup`; returns false when a field is missing or empty.
+  template <class Lookup>
+  bool render(const Lookup& lookup, std::string& out) const {
+    out.clear();
+    for (const auto& p : pieces) {
+      if (!p.is_field) {
+        out += p.text;
+        continue;
+      }
+      const std::string* v = lookup(p.text);
+      if (v == nullptr || v->empty()) return false;
+      out += *v;
+    }
+    return true;
+  }
+};
+
+struct SymptomAttrs {
+  std::string label;
+  std::string domain = "unknown";
+  std::string outcome;
+  std::string role = "context";  // cause | victim | context
+  int priority = 0;
+  bool indirect = false;
+  std::map<std::string, std::string> extra;  // catalog columns (action, class, mnemonic ...)
+  bool resolved = false;
+};
+
+struct Position {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+struct Fixture {
+  Position pos;
+  std::string input;  // a line, or a metric sample in text exposition
+  bool expect_none = false;
+  std::map<std::string, std::string> expect;  // symptom, node, rank, gpu, fields...
+};
+
+struct CatalogRef {
+  std::string name;
+  size_t catalog = 0;
+  Template key;
+};
+
+struct Extractor {
+  std::string id;
+  std::string description;
+  Position pos;
+  std::string pattern;
+  bool case_insensitive = false;
+  int precedence = 0;
+  uint32_t kinds_mask = 0;
+  std::unique_ptr<RE2> re;
+  std::vector<std::string> group_names;  // index i (1-based groups) → name ("" = unnamed)
+  Template symptom, node, rank, gpu;
+  std::optional<CatalogRef> catalog;
+  std::vector<std::string> fields;  // empty = all named captures
+  std::vector<Fixture> fixtures;
+  bool prefilter = false;  // compiled by Vectorscan in prefilter mode
+};
+
+struct MetricExtractor {
+  std::string id;
+  std::string description;
+  Position pos;
+  std::string metric;
+  std::string op;  // > >= < <= == !=
+  double threshold = 0;
+  Template symptom, node, gpu;
+  std::vector<Template> node_fallback;
+  std::optional<CatalogRef> catalog;
+  bool indirect = false;
+  std::vector<Fixture> fixtures;
+};
+
+struct Catalog {
+  std::string id;
+  std::string description;
+  std::map<std::string, SymptomAttrs> entries;
+  std::optional<SymptomAttrs> fallback;
+};
+
+enum class Phase { kEarly = 0, kDefault, kLate, kFinal, kPostOutcome };
+
+struct Refiner {
+  std::string id;
+  std::string description;
+  Position pos;
+  Phase phase = Phase::kDefault;
+  std::string builtin;  // empty = declarative
+  std::vector<std::string> cause;
+  std::string cause_role;
+  std::vector<std::string> explains;
+  std::string scope = "job";
+  int64_t within_ns = 30LL * 60 * 1000000000LL;
+  int64_t before_ns = 5LL * 1000000000LL;
+};
+
+struct KindDatabase {
+  hs_database_t* db = nullptr;
+  std::vector<uint32_t> extractors;  // Vectorscan id → extractor index
+  ~KindDatabase() {
+    if (db != nullptr) hs_free_database(db);
+  }
+};
+
+class RuleSet {
+ public:
+  std::vector<RuleText> sources;
+  std::vector<Extractor> extractors;  // load order
+  std::vector<MetricExtractor> metric_extractors;
+  std::vector<Catalog> catalogs;
+  std::map<std::string, SymptomAttrs> symptom_exact;
+  std::vector<std::pair<std::string, SymptomAttrs>> symptom_prefix;  // longest prefix first
+  std::vector<Refiner> refiners;
+  std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
+  hs_scratch_t* scratch_prototype = nullptr;
+  RuleSetInfo info;
+
+  ~RuleSet() {
+    if (scratch_prototype != nullptr) hs_free_scratch(scratch_prototype);
+  }
+
+  // Attributes of a symptom: the catalog entry named by the record's hidden "_catalog" and
+  // "_catalog_key" fields, else the symptoms table (exact, then longest prefix glob).
+  SymptomAttrs attributes(const std::string& symptom_id,
+                          const std::map<std::string, std::string>& fields) const;
+};
+
+bool glob_match(const std::string& glob, const std::string& id);
+
+}  // namespace attribution

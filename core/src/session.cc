@@ -1,0 +1,294 @@
+// Session: accumulates evidence; attribute() runs filtering, refinement phases, the outcome and
+// quality decision, and writes the verdict.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "analysis.h"
+#include "attribution/codec.h"
+#include "attribution/engine.h"
+#include "rule_set.h"
+
+namespace attribution {
+namespace {
+
+constexpr int64_t kSecond = 1000000000LL;
+// Evidence this long before the job start or after its end belongs to another job.
+constexpr int64_t kWindowSlack = 300 * kSecond;
+
+TimeNs sort_time(TimeNs t) { return t == kNoTime ? std::numeric_limits<TimeNs>::max() : t; }
+
+bool is_success(const ExecutionContext& c) {
+  std::string s = normalize_terminal_state(c.terminal_state.empty() ? c.state : c.terminal_state);
+  bool exit_ok = c.exit_code.empty() || c.exit_code == "0" || c.exit_code == "0:0";
+  return s == "COMPLETED" && exit_ok;
+}
+
+bool all_metric_evidence(const SymptomRecord& r) {
+  return !r.evidence.empty() && std::all_of(r.evidence.begin(), r.evidence.end(), [](const EvidenceLine& e) {
+    return e.kind == ObservationKind::kNodeMetrics;
+  });
+}
+
+void build_items(Analysis& a) {
+  std::set<std::string> job_nodes(a.context.nodes.begin(), a.context.nodes.end());
+  for (const auto& [rank, node] : a.context.ranks) job_nodes.insert(node);
+  TimeNs lo = kNoTime, hi = kNoTime;
+  for (const auto& [key, rec] : a.extraction.symptoms()) {
+    Item it;
+    it.key = key;
+    if (it.key.node.empty() && it.key.rank != kNoRank) {
+      auto r = a.context.ranks.find(it.key.rank);
+      if (r != a.context.ranks.end()) it.key.node = r->second;
+    }
+    it.rec = &rec;
+    it.attrs = a.rules.attributes(key.id, rec.fields);
+    it.label = render_label(it.attrs.label.empty() ? key.id : it.attrs.label, rec.fields);
+    it.indirect = it.attrs.indirect || all_metric_evidence(rec);
+    if (!job_nodes.empty() && !it.key.node.empty() && !job_nodes.count(it.key.node) &&
+        it.key.id != "net.address") {
+      it.filtered = true;  // a line about a host outside the job (shared syslog, controller log)
+    }
+    if (rec.first_seen != kNoTime) {
+      lo = lo == kNoTime ? rec.first_seen : std::min(lo, rec.first_seen);
+      hi = hi == kNoTime ? rec.last_seen : std::max(hi, rec.last_seen);
+    }
+    a.items.push_back(std::move(it));
+  }
+  // Items whose node was resolved from the rank map may now share a key; that is fine: they stay
+  // separate items with the same node.
+  a.job_start = a.context.start != kNoTime ? a.context.start : lo;
+  a.job_end = a.context.end != kNoTime ? a.context.end : hi;
+}
+
+void run_phase(Phase phase, Analysis& a) {
+  for (const Refiner& r : a.rules.refiners) {
+    if (r.phase != phase) continue;
+    if (r.builtin.empty()) run_declarative_refiner(r, a);
+    else run_builtin_refiner(r, a);
+  }
+}
+
+bool has_coverage(const Extraction& e, ObservationKind kind, const std::string& node) {
+  const auto& cov = e.coverage();
+  auto k = static_cast<int>(kind);
+  if (cov.count({k, node})) return true;
+  if (cov.count({k, ""})) return true;  // a multi-host stream (host taken from each line)
+  return false;
+}
+
+bool any_coverage(const Extraction& e, ObservationKind kind) {
+  for (const auto& [k, lines] : e.coverage()) {
+    if (k.first == static_cast<int>(kind)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> missing_sources(const Analysis& a, const std::vector<std::string>& nodes) {
+  std::vector<std::string> missing;
+  for (const auto& n : nodes) {
+    if (!has_coverage(a.extraction, ObservationKind::kSyslog, n))
+      missing.push_back(fmt::format("kernel log (dmesg/journal) of {}", n));
+  }
+  if (!any_coverage(a.extraction, ObservationKind::kAppLog))
+    missing.push_back("application logs of the job's ranks");
+  if (a.context.state.empty() && a.context.terminal_state.empty() &&
+      !any_coverage(a.extraction, ObservationKind::kScheduler))
+    missing.push_back("scheduler record of the job (sacct / scontrol / pod status)");
+  if (!any_coverage(a.extraction, ObservationKind::kNodeMetrics))
+    missing.push_back("GPU metrics (DCGM exporter: DCGM_FI_DEV_XID_ERRORS, ECC counters)");
+  return missing;
+}
+
+Outcome decide(Analysis& a) {
+  Outcome o;
+  std::vector<int> causes;
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (it.active() && it.attrs.role == "cause") causes.push_back(i);
+  }
+  std::sort(causes.begin(), causes.end(), [&](int x, int y) {
+    const Item& ix = a.items[x];
+    const Item& iy = a.items[y];
+    if (ix.attrs.priority != iy.attrs.priority) return ix.attrs.priority > iy.attrs.priority;
+    if (sort_time(ix.first()) != sort_time(iy.first())) return sort_time(ix.first()) < sort_time(iy.first());
+    return ix.key < iy.key;
+  });
+  std::string state = normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state
+                                                                                : a.context.terminal_state);
+  if (is_success(a.context)) {
+    o.outcome = "none.succeeded";
+    o.domain = "none";
+    o.quality = "definitive";
+    o.reasons.push_back(fmt::format("the scheduler reports {} with exit code {}", state,
+                                    a.context.exit_code.empty() ? "0" : a.context.exit_code));
+    if (!causes.empty())
+      o.reasons.push_back(fmt::format("{} symptom(s) were seen but did not stop the job", causes.size()));
+    return o;
+  }
+  if (causes.empty()) {
+    bool hang = std::any_of(a.items.begin(), a.items.end(), [](const Item& it) {
+      return it.active() && (it.key.id == "nccl.watchdog_timeout" || it.key.id == "nccl.watchdog_progress");
+    });
+    o.outcome = hang ? "unknown.collective_hang" : "unknown.no_evidence";
+    o.domain = "unknown";
+    o.quality = "insufficient";
+    o.reasons.push_back(hang ? "collectives timed out on the ranks, and no evidence says why"
+                             : "no recognised evidence of a cause was found");
+    o.missing = missing_sources(a, a.context.nodes);
+    return o;
+  }
+  o.root = causes.front();
+  const Item& root = a.items[o.root];
+  for (int i : causes) {
+    const Item& it = a.items[i];
+    if (it.key.id == root.key.id && it.key.node == root.key.node) o.root_group.push_back(i);
+  }
+  static const std::set<std::string> kHardware = {"gpu", "node", "network", "storage"};
+  for (int i : causes) {
+    const Item& it = a.items[i];
+    if (i == o.root || it.attrs.priority / 10 != root.attrs.priority / 10) continue;
+    if (it.key.node == root.key.node) continue;  // same node: the culprit is clear
+    bool different_outcome = it.attrs.outcome != root.attrs.outcome;
+    if (!different_outcome && !kHardware.count(it.attrs.domain)) continue;
+    bool close_in_time = it.first() == kNoTime || root.first() == kNoTime ||
+                         std::llabs(it.first() - root.first()) <= 60 * kSecond;
+    if (!close_in_time) continue;
+    if (std::find_if(o.rivals.begin(), o.rivals.end(), [&](int r) {
+          return a.items[r].key.id == it.key.id && a.items[r].key.node == it.key.node;
+        }) != o.rivals.end())
+      continue;
+    o.rivals.push_back(i);
+  }
+  o.outcome = root.attrs.outcome;
+  o.domain = root.attrs.domain;
+  std::string where = root.key.node.empty() ? "" : " on " + root.key.node;
+  if (!o.rivals.empty()) {
+    o.quality = "ambiguous";
+    o.reasons.push_back(fmt::format("{} other cause(s) fit the evidence as well: {}", o.rivals.size(),
+                                    [&] {
+                                      std::vector<std::string> names;
+                                      for (int r : o.rivals)
+                                        names.push_back(a.items[r].key.id + (a.items[r].key.node.empty() ? "" : " on " + a.items[r].key.node));
+                                      return fmt::format("{}", fmt::join(names, ", "));
+                                    }()));
+  } else if (root.indirect) {
+    o.quality = "probable";
+    o.reasons.push_back(fmt::format("{}{} is indirect evidence ({})", root.key.id, where,
+                                    root.synthetic ? "inferred by a refiner" : "metrics or scheduler state only"));
+  } else {
+    o.quality = "definitive";
+    o.reasons.push_back(fmt::format("{}{} is directly evidenced", root.key.id, where));
+  }
+  for (const auto& rep : a.reports) {
+    if (rep.status == "error") {
+      if (o.quality == "definitive") o.quality = "probable";
+      o.reasons.push_back(fmt::format("connector {} failed: {}", rep.connector, rep.reason));
+    }
+  }
+  size_t explained = std::count_if(a.items.begin(), a.items.end(), [](const Item& it) { return it.explained_by >= 0; });
+  if (explained > 0) o.reasons.push_back(fmt::format("{} symptom group(s) explained as consequences", explained));
+  if (o.quality == "probable" && (o.domain == "gpu" || o.domain == "node") && !root.key.node.empty() &&
+      !has_coverage(a.extraction, ObservationKind::kSyslog, root.key.node)) {
+    o.missing.push_back(fmt::format("kernel log (dmesg/journal) of {}", root.key.node));
+  }
+  // Nodes to act on: those of the root (and rivals) when the fault is in the node's hardware.
+  static const std::set<std::string> kActionable = {"gpu", "node"};
+  auto add_node = [&](const Item& it) {
+    bool network_node = it.attrs.domain == "network" && it.attrs.outcome != "network.configuration";
+    if ((kActionable.count(it.attrs.domain) || network_node) && !it.key.node.empty())
+      o.affected_nodes.push_back(it.key.node);
+  };
+  add_node(root);
+  for (int r : o.rivals) add_node(a.items[r]);
+  std::sort(o.affected_nodes.begin(), o.affected_nodes.end());
+  o.affected_nodes.erase(std::unique(o.affected_nodes.begin(), o.affected_nodes.end()), o.affected_nodes.end());
+  return o;
+}
+
+}  // namespace
+
+struct Session::Impl {
+  std::shared_ptr<const RuleSet> rules;
+  ExecutionContext context;
+  Extraction extraction;
+  std::vector<ConnectorReport> reports;
+  std::unique_ptr<Scanner> scanner;
+
+  Scanner& get_scanner() {
+    if (!scanner) scanner = std::make_unique<Scanner>(rules);
+    return *scanner;
+  }
+  int default_year() const {
+    TimeNs t = context.start != kNoTime ? context.start : context.end;
+    if (t == kNoTime) return 0;
+    return std::stoi(format_rfc3339(t).substr(0, 4));
+  }
+};
+
+
+
+Session::Session(std::shared_ptr<const RuleSet> rules, ExecutionContext context)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->rules = std::move(rules);
+  impl_->context = std::move(context);
+  impl_->extraction = new_extraction();
+}
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const ExecutionContext& Session::context() const { return impl_->context; }
+const RuleSet& Session::rules() const { return *impl_->rules; }
+const Extraction& Session::extraction() const { return impl_->extraction; }
+
+Extraction Session::new_extraction() const {
+  Extraction e;
+  const auto& c = impl_->context;
+  e.set_window(c.start == kNoTime ? kNoTime : c.start - kWindowSlack,
+               c.end == kNoTime ? kNoTime : c.end + kWindowSlack);
+  return e;
+}
+
+void Session::ingest_text(const TextSource& source, std::string_view text, uint64_t first_line) {
+  TextSource src = source;
+  if (src.default_year == 0) src.default_year = impl_->default_year();
+  impl_->get_scanner().scan(src, text, 0, first_line, impl_->extraction);
+}
+
+void Session::ingest(const Observation& observation) {
+  impl_->get_scanner().scan_observation(observation, impl_->default_year(), impl_->extraction);
+}
+
+void Session::merge(const Extraction& extraction) { impl_->extraction.merge(extraction); }
+
+void Session::add_connector_report(const ConnectorReport& report) {
+  auto& reports = impl_->reports;
+  reports.push_back(report);
+  std::stable_sort(reports.begin(), reports.end(), [](const ConnectorReport& x, const ConnectorReport& y) {
+    return std::tie(x.connector, x.status, x.reason) < std::tie(y.connector, y.status, y.reason);
+  });
+}
+
+Verdict Session::attribute() const {
+  Analysis a{*impl_->rules, impl_->context, impl_->extraction, impl_->reports, {}, {}, kNoTime, kNoTime};
+  build_items(a);
+  for (Phase p : {Phase::kEarly, Phase::kDefault, Phase::kLate, Phase::kFinal}) run_phase(p, a);
+  Outcome o = decide(a);
+  run_phase(Phase::kPostOutcome, a);
+  Verdict v;
+  v.outcome = o.outcome;
+  v.domain = o.domain;
+  v.quality = o.quality;
+  if (o.root >= 0) {
+    v.root_symptom = a.items[o.root].key.id;
+    v.root_node = a.items[o.root].key.node;
+  }
+  v.affected_nodes = o.affected_nodes;
+  v.json = write_verdict_json(a, o);
+  v.summary = write_summary(a, o);
+  return v;
+}
+
+}  // namespace attribution
