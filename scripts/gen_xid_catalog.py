@@ -13,6 +13,7 @@ Mapping of the team's `our_class` column (the first word decides; qualifiers ref
                  NVLink codes nvlink, micro-controller/GSP codes firmware, else hardware);
                  priority 95 for Xid 79 and fatal ECC, 90 for other hardware.
                  "hw (info)" / "hw (degradation signal)" are signals, not failures -> context.
+  drv/hw      -> treated as hw (taxonomy: Xid 46, 109 ... are gpu.hardware)
   drv         -> role cause, gpu.driver (gpu.firmware for firmware/GSP/micro-controller codes), 85
   app         -> role cause, application.gpu_fault, 50
   link        -> role cause, gpu.nvlink, 90
@@ -58,6 +59,10 @@ def classify(code, our_class, description):
         return "sympathetic", "gpu", hw_outcome(code), "victim", 0
     if primary == "info" or (primary == "hw" and ("info" in raw or "degradation" in raw)):
         return "info", "gpu", hw_outcome(code), "context", 0
+    tokens = raw.replace("/", " ").replace("(", " ").replace(")", " ").split()
+    if primary == "drv" and "hw" in tokens:
+        # mixed driver/hardware codes (46, 109, copy engines ...): the taxonomy files them under gpu.hardware
+        primary = "hw"
     if primary == "hw":
         prio = 95 if (code in FELL_OFF_BUS or code in FATAL_ECC) else 90
         return "hw", "gpu", hw_outcome(code), "cause", prio
