@@ -68,6 +68,10 @@ struct Outcome {
   std::vector<std::string> reasons;
   std::vector<std::string> missing;
   std::vector<std::string> affected_nodes;
+  // The node to name as the culprit: empty when the root cause is a scheduler decision (the node
+  // in "JOB n ON node CANCELLED" is the batch node, not a culprit) or when rivals on other nodes
+  // fit as well.
+  std::string culprit_node;
 };
 
 std::string write_verdict_json(const Analysis& analysis, const Outcome& outcome);

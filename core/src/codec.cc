@@ -138,6 +138,12 @@ Parsed<Observation> observation_from_json(std::string_view text) {
     else err = "rank: must be a non-negative integer";
   }
   o.observed_at = time_field(j, "observed_at", err, "");
+  o.boot_time = time_field(j, "boot_time", err, "");
+  o.note = str_field(j, "note", err, "");
+  if (auto it = j.find("utc_offset_s"); it != j.end() && !it->is_null()) {
+    if (it->is_number_integer() && std::llabs(it->get<int64_t>()) <= 18 * 3600) o.utc_offset_s = it->get<int64_t>();
+    else err = "utc_offset_s: must be an integer number of seconds within ±18 h";
+  }
   if (auto it = j.find("source"); it != j.end() && it->is_object()) {
     o.source.source = str_field(*it, "source", err, "source.");
     if (auto l = it->find("line"); l != it->end() && l->is_number_unsigned()) o.source.line = l->get<uint64_t>();
@@ -178,7 +184,10 @@ std::string observation_to_json(const Observation& o) {
   json j = {{"kind", std::string(to_string(o.kind))}, {"node", o.node}};
   if (o.rank != kNoRank) j["rank"] = o.rank;
   if (!o.gpu.empty()) j["gpu"] = o.gpu;
-  if (o.observed_at != kNoTime) j["observed_at"] = format_rfc3339(o.observed_at);
+  if (o.observed_at != kNoTime) j["observed_at"] = format_rfc3339_ns(o.observed_at);
+  if (o.boot_time != kNoTime) j["boot_time"] = format_rfc3339_ns(o.boot_time);
+  if (o.utc_offset_s != 0) j["utc_offset_s"] = o.utc_offset_s;
+  if (!o.note.empty()) j["note"] = o.note;
   j["source"] = {{"source", o.source.source}, {"line", o.source.line}};
   if (o.metric) {
     j["metric"] = {{"name", o.metric->name}, {"labels", o.metric->labels}, {"value", o.metric->value}};

@@ -74,6 +74,13 @@ void Extraction::merge(const Extraction& other) {
   out_of_window += other.out_of_window;
 }
 
+void Extraction::offset_lines(uint64_t delta) {
+  if (delta == 0) return;
+  for (auto& [key, rec] : symptoms_) {
+    for (auto& e : rec.evidence) e.line += delta;
+  }
+}
+
 void Extraction::note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
                                uint64_t bytes) {
   coverage_[{static_cast<int>(kind), node}] += lines;

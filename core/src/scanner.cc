@@ -305,8 +305,8 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
       }
       std::string text = m.name + "{";
       bool first = true;
-      for (const auto& [k, v] : m.labels) {
-        text += fmt::format("{}{}=\"{}\"", first ? "" : ",", k, v);
+      for (const auto& [lk, lv] : m.labels) {
+        text += fmt::format("{}{}=\"{}\"", first ? "" : ",", lk, lv);
         first = false;
       }
       text += "} " + vars["value"];
@@ -329,10 +329,10 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
   src.rank = obs.rank;
   src.gpu = obs.gpu;
   src.default_year = default_year;
-  std::string_view text = obs.text;
-  size_t nl = text.find('\n');
-  if (nl != std::string_view::npos) text = text.substr(0, nl);
-  impl_->scan(src, text, 0, obs.source.line == 0 ? 1 : obs.source.line, out, obs.observed_at);
+  src.boot_time = obs.boot_time;
+  src.utc_offset_s = obs.utc_offset_s;
+  src.note = obs.note;
+  impl_->scan(src, obs.text, 0, obs.source.line == 0 ? 1 : obs.source.line, out, obs.observed_at);
 }
 
 }  // namespace attribution

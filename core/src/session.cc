@@ -194,14 +194,18 @@ Outcome decide(Analysis& a) {
     o.missing.push_back(fmt::format("kernel log (dmesg/journal) of {}", root.key.node));
   }
   // Nodes to act on: those of the root (and rivals) when the fault is in the node's hardware.
+  // A full local disk is the node's to fix too; a shared filesystem is not.
   static const std::set<std::string> kActionable = {"gpu", "node"};
   auto add_node = [&](const Item& it) {
     bool network_node = it.attrs.domain == "network" && it.attrs.outcome != "network.configuration";
-    if ((kActionable.count(it.attrs.domain) || network_node) && !it.key.node.empty())
+    bool local_disk = it.attrs.outcome == "storage.disk_full";
+    if ((kActionable.count(it.attrs.domain) || network_node || local_disk) && !it.key.node.empty())
       o.affected_nodes.push_back(it.key.node);
   };
   add_node(root);
   for (int r : o.rivals) add_node(a.items[r]);
+  o.culprit_node = root.key.node;
+  if (root.attrs.domain == "scheduler" || !o.rivals.empty()) o.culprit_node.clear();
   std::sort(o.affected_nodes.begin(), o.affected_nodes.end());
   o.affected_nodes.erase(std::unique(o.affected_nodes.begin(), o.affected_nodes.end()), o.affected_nodes.end());
   return o;
@@ -283,7 +287,7 @@ Verdict Session::attribute() const {
   v.quality = o.quality;
   if (o.root >= 0) {
     v.root_symptom = a.items[o.root].key.id;
-    v.root_node = a.items[o.root].key.node;
+    v.root_node = o.culprit_node;
   }
   v.affected_nodes = o.affected_nodes;
   v.json = write_verdict_json(a, o);

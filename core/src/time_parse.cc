@@ -149,4 +149,14 @@ std::string format_rfc3339(TimeNs t) {
                      (rem % 3600) / 60, rem % 60, nanos / 1000000);
 }
 
+std::string format_rfc3339_ns(TimeNs t) {
+  if (t == kNoTime) return "";
+  std::string ms = format_rfc3339(t);  // "....sss" + "Z"
+  int64_t nanos = t % 1000000000LL;
+  if (nanos < 0) nanos += 1000000000LL;
+  ms.pop_back();
+  ms += fmt::format("{:06}Z", nanos % 1000000);
+  return ms;
+}
+
 }  // namespace attribution

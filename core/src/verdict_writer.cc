@@ -123,7 +123,8 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     }
     json rc = {{"symptom", root.key.id},
                {"label", root.label},
-               {"node", root.key.node.empty() ? json(nullptr) : json(root.key.node)},
+               {"node", o.culprit_node.empty() ? json(nullptr) : json(o.culprit_node)},
+               {"reported_on", root.key.node.empty() ? json(nullptr) : json(root.key.node)},
                {"gpu", root.key.gpu.empty() ? json(nullptr) : json(root.key.gpu)},
                {"rank", root.key.rank == kNoRank ? json(nullptr) : json(root.key.rank)},
                {"first_seen", time_json(root.first())},

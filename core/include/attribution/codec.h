@@ -26,6 +26,8 @@ struct Parsed {
 Parsed<TimeNs> parse_rfc3339(std::string_view text, int64_t utc_offset_s = 0);
 // "2024-05-01T10:00:00.123456789Z" trimmed to milliseconds: "2024-05-01T10:00:00.123Z".
 std::string format_rfc3339(TimeNs t);
+// Full precision: "2024-05-01T10:00:00.123456789Z" (round-trips through parse_rfc3339).
+std::string format_rfc3339_ns(TimeNs t);
 
 // ExecutionContext ⇄ JSON (field names of SPEC §3/§7: id, scheduler, cluster, attempt, step, name,
 // user, queue, nodes, ranks {"0": "node"}, start, end, state, terminal_state, exit_code, reason,
@@ -34,7 +36,8 @@ Parsed<ExecutionContext> context_from_json(std::string_view json);
 std::string context_to_json(const ExecutionContext& context);
 
 // Observation ⇄ JSON: {"kind":"syslog","node":"n1","rank":3,"gpu":"0","observed_at":"RFC3339",
-// "source":{"source":"file","line":12},"text":"..."} or with "metric":{"name","labels","value"}.
+// "source":{"source":"file","line":12},"text":"...", "boot_time":"RFC3339", "utc_offset_s":3600,
+// "note":"..."} or with "metric":{"name","labels","value"} instead of "text".
 Parsed<Observation> observation_from_json(std::string_view json);
 std::string observation_to_json(const Observation& observation);
 

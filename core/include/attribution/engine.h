@@ -64,6 +64,9 @@ class Extraction {
   void merge(const Extraction& other);
   void note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
                      uint64_t bytes);
+  // Adds `delta` to every evidence line number (for a byte range scanned with first_line = 1
+  // before the lines of the earlier ranges of its file were counted).
+  void offset_lines(uint64_t delta);
   void note_rank(int rank) { if (rank != kNoRank) ranks_seen_.insert(rank); }
   // Lines whose time falls outside [lo, hi] are counted in out_of_window and not added.
   void set_window(TimeNs lo, TimeNs hi) { window_lo_ = lo; window_hi_ = hi; }

@@ -85,7 +85,11 @@ struct MetricSample {
   TimeNs t = kNoTime;
 };
 
-// One normalized piece of evidence (SPEC §3): either a log line (`text`) or a metric sample.
+// One normalized piece of evidence (SPEC §3): either log text or a metric sample.
+// `text` is one line, or a block of consecutive lines of one source whose first line is
+// `source.line` (lines without a time then take one from an earlier line of the block).
+// `observed_at`, when set, is the time of every line of the text (e.g. a Loki entry's timestamp).
+// boot_time, utc_offset_s and note carry the source's defaults (see TextSource).
 struct Observation {
   ObservationKind kind = ObservationKind::kAppLog;
   std::string node;
@@ -95,6 +99,9 @@ struct Observation {
   SourceRef source;
   std::string text;
   std::optional<MetricSample> metric;
+  TimeNs boot_time = kNoTime;
+  int64_t utc_offset_s = 0;
+  std::string note;
 };
 
 // What a collector says about its run (SPEC §9). status: ok | empty | error.

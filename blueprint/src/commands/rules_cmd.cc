@@ -1,0 +1,84 @@
+#include "commands/rules_cmd.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands/analyze.h"
+#include "io/rules_dir.h"
+
+namespace attribution::blueprint {
+
+int run_rules_lint(const std::string& location, const std::string& output, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> errors, warnings;
+  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors, &warnings);
+  if (output == "json") {
+    nlohmann::json j = {{"ok", rules != nullptr}, {"errors", errors}, {"warnings", warnings}};
+    if (rules) {
+      RuleSetInfo i = describe(*rules);
+      j["summary"] = {{"digest", i.digest}, {"files", i.files}, {"extractors", i.extractors},
+                      {"metric_extractors", i.metric_extractors}, {"catalogs", i.catalogs},
+                      {"catalog_entries", i.catalog_entries}, {"refiners", i.refiners}, {"fixtures", i.fixtures},
+                      {"prefilter_patterns", i.prefilter_patterns}};
+    }
+    out << j.dump(2) << "\n";
+    return rules ? kExitOk : kExitError;
+  }
+  for (const auto& w : warnings) err << "warning: " << w << "\n";
+  for (const auto& e : errors) err << "error: " << e << "\n";
+  if (!rules) {
+    err << fmt::format("{} error(s)\n", errors.size());
+    return kExitError;
+  }
+  RuleSetInfo i = describe(*rules);
+  out << fmt::format(
+      "ok: {} files, {} extractors, {} metric extractors, {} catalogs ({} entries), {} refiners, {} fixtures, "
+      "{} prefilter patterns\n{}\n",
+      i.files, i.extractors, i.metric_extractors, i.catalogs, i.catalog_entries, i.refiners, i.fixtures,
+      i.prefilter_patterns, i.digest);
+  return kExitOk;
+}
+
+int run_rules_test(const std::string& location, const std::string& output, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> errors;
+  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);
+  if (!rules) {
+    for (const auto& e : errors) err << "error: " << e << "\n";
+    return kExitError;
+  }
+  auto results = run_fixtures(*rules);
+  size_t passed = 0, failed = 0;
+  nlohmann::json failures = nlohmann::json::array();
+  for (const auto& r : results) {
+    if (r.passed) {
+      ++passed;
+      continue;
+    }
+    ++failed;
+    if (output == "json") {
+      failures.push_back({{"file", r.file}, {"line", r.line}, {"rule", r.rule_id}, {"message", r.message}});
+    } else {
+      out << fmt::format("FAIL {}:{}: {}: {}\n", r.file, r.line, r.rule_id, r.message);
+    }
+  }
+  if (output == "json") {
+    out << nlohmann::json{{"passed", passed}, {"failed", failed}, {"failures", failures}}.dump(2) << "\n";
+  } else {
+    out << fmt::format("{} passed, {} failed\n", passed, failed);
+  }
+  return failed == 0 ? kExitOk : kExitError;
+}
+
+int run_rules_patterns(const std::string& location, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> errors;
+  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);
+  if (!rules) {
+    for (const auto& e : errors) err << "error: " << e << "\n";
+    return kExitError;
+  }
+  for (const auto& p : list_patterns(*rules)) out << (p.case_insensitive ? "(?i)" : "") << p.pattern << "\n";
+  return kExitOk;
+}
+
+}  // namespace attribution::blueprint

@@ -1,0 +1,229 @@
+#include "io/file_reader.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace attribution::blueprint {
+namespace {
+
+constexpr size_t kLookBackBytes = 16 * 1024;
+
+// Keeps the last lines of the consumed buffer (up to kLookBackBytes, whole lines) at the front.
+size_t keep_look_back(std::string& buf, size_t consumed) {
+  size_t start = consumed > kLookBackBytes ? consumed - kLookBackBytes : 0;
+  if (start > 0) {
+    const void* nl = memchr(buf.data() + start, '\n', consumed - start);
+    start = nl == nullptr ? consumed : static_cast<const char*>(nl) - buf.data() + 1;
+  }
+  buf.erase(0, start);
+  return consumed - start;
+}
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual ssize_t read(char* dst, size_t n) = 0;  // -1 on error
+  std::string error;
+};
+
+class PlainSource : public Source {
+ public:
+  PlainSource(int fd, uint64_t pos, uint64_t end) : fd_(fd), pos_(pos), end_(end) {}
+  ~PlainSource() override { ::close(fd_); }
+  ssize_t read(char* dst, size_t n) override {
+    ssize_t r = ::pread(fd_, dst, n, static_cast<off_t>(pos_));
+    if (r < 0) {
+      error = std::strerror(errno);
+      return -1;
+    }
+    pos_ += static_cast<uint64_t>(r);
+    return r;
+  }
+  uint64_t pos() const { return pos_; }
+  uint64_t end() const { return end_; }
+
+ private:
+  int fd_;
+  uint64_t pos_;
+  uint64_t end_;
+};
+
+class GzipSource : public Source {
+ public:
+  explicit GzipSource(gzFile f) : f_(f) {}
+  ~GzipSource() override { gzclose(f_); }
+  ssize_t read(char* dst, size_t n) override {
+    int r = gzread(f_, dst, static_cast<unsigned>(std::min<size_t>(n, 1 << 30)));
+    if (r < 0) {
+      int code = 0;
+      error = gzerror(f_, &code);
+      return -1;
+    }
+    return r;
+  }
+
+ private:
+  gzFile f_;
+};
+
+class ReaderImpl : public ChunkReader {
+ public:
+  // The source is positioned at `start` (absolute). Lines whose first byte is in [begin, end) are
+  // returned; begin > 0 means start = begin - 1 and the first (partial) line is skipped.
+  ReaderImpl(std::string path, std::unique_ptr<Source> src, uint64_t start, uint64_t begin,
+             uint64_t end, size_t chunk)
+      : path_(std::move(path)), src_(std::move(src)), base_(start), read_pos_(start),
+        skip_first_(begin > 0), end_(end), chunk_(chunk) {}
+
+  bool next(Chunk& out) override {
+    if (done_) return false;
+    if (scanned_to_ > 0) {
+      std::string tail = buf_.substr(scanned_to_);
+      buf_.resize(scanned_to_);
+      size_t before = buf_.size();
+      look_back_ = keep_look_back(buf_, scanned_to_);
+      base_ += before - buf_.size();
+      buf_ += tail;
+      scanned_to_ = 0;
+    }
+    if (!fill()) return false;
+    if (buf_.size() <= look_back_) {
+      done_ = true;
+      return false;
+    }
+    size_t scan_end = buf_.size();
+    if (!src_eof_) {
+      const void* nl = memrchr(buf_.data() + look_back_, '\n', buf_.size() - look_back_);
+      if (nl != nullptr) scan_end = static_cast<const char*>(nl) - buf_.data() + 1;
+    }
+    out.buffer = std::string_view(buf_.data(), scan_end);
+    out.scan_from = look_back_;
+    scanned_to_ = scan_end;
+    bytes_ += scan_end - look_back_;
+    return true;
+  }
+  const std::string& error() const override { return error_; }
+  uint64_t bytes_read() const override { return bytes_; }
+
+ private:
+  bool fill() {
+    while (!src_eof_ && buf_.size() - look_back_ < chunk_) {
+      size_t old = buf_.size();
+      size_t n = std::min(chunk_ + look_back_ - old, size_t{1} << 20);
+      buf_.resize(old + n);
+      ssize_t r = src_->read(buf_.data() + old, n);
+      if (r < 0) {
+        error_ = fmt::format("{}: read failed: {}", path_, src_->error);
+        done_ = true;
+        return false;
+      }
+      buf_.resize(old + static_cast<size_t>(r));
+      read_pos_ += static_cast<uint64_t>(r);
+      if (r == 0) src_eof_ = true;
+      if (skip_first_) {
+        const void* nl = memchr(buf_.data(), '\n', buf_.size());
+        if (nl == nullptr) {
+          base_ += buf_.size();
+          buf_.clear();
+          continue;
+        }
+        size_t cut = static_cast<const char*>(nl) - buf_.data() + 1;
+        buf_.erase(0, cut);
+        base_ += cut;
+        skip_first_ = false;
+        if (end_ > 0 && base_ >= end_) {  // no line starts inside [begin, end)
+          buf_.clear();
+          src_eof_ = true;
+          break;
+        }
+      }
+      if (end_ > 0 && read_pos_ >= end_) {
+        // Finish the line that contains byte end-1, then stop.
+        uint64_t from_abs = std::max<uint64_t>(end_ - 1, base_ + look_back_);
+        if (from_abs < base_ + buf_.size()) {
+          size_t from = static_cast<size_t>(from_abs - base_);
+          const void* nl = memchr(buf_.data() + from, '\n', buf_.size() - from);
+          if (nl != nullptr) {
+            buf_.resize(static_cast<const char*>(nl) - buf_.data() + 1);
+            src_eof_ = true;
+          }
+        } else {
+          src_eof_ = true;  // the range ended inside the skipped line
+        }
+      }
+    }
+    return true;
+  }
+
+  std::string path_;
+  std::unique_ptr<Source> src_;
+  uint64_t base_;      // absolute offset of buf_[0]
+  uint64_t read_pos_;  // absolute offset of the next read
+  bool skip_first_;
+  uint64_t end_;
+  size_t chunk_;
+  std::string buf_;
+  size_t look_back_ = 0;
+  size_t scanned_to_ = 0;
+  uint64_t bytes_ = 0;
+  bool src_eof_ = false;
+  bool done_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+bool is_gzip_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned char magic[2] = {0, 0};
+  ssize_t r = ::read(fd, magic, 2);
+  ::close(fd);
+  return r == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t begin, uint64_t end,
+                                               size_t chunk_bytes, std::string& error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    error = fmt::format("{}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error = fmt::format("{}: is a directory", path);
+    return nullptr;
+  }
+  if (is_gzip_file(path)) {
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      error = fmt::format("{}: cannot open gzip file", path);
+      return nullptr;
+    }
+    gzbuffer(f, 256 * 1024);
+    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, 0, 0, chunk_bytes);
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = fmt::format("{}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  ::posix_fadvise(fd, static_cast<off_t>(begin), 0, POSIX_FADV_SEQUENTIAL);
+  // A range that starts mid-file begins one byte early so a line starting exactly at `begin` is
+  // recognised (the skipped partial line is then just that '\n').
+  uint64_t start = begin > 0 ? begin - 1 : 0;
+  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, begin, end, chunk_bytes);
+}
+
+}  // namespace attribution::blueprint

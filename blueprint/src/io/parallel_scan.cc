@@ -1,0 +1,78 @@
+#include "io/parallel_scan.h"
+
+#include <atomic>
+#include <thread>
+
+#include "io/file_reader.h"
+
+namespace attribution::blueprint {
+namespace {
+
+struct Unit {
+  size_t input;
+  uint64_t begin, end;
+  Extraction extraction;
+  uint64_t lines = 0;
+  uint64_t bytes = 0;
+  std::string error;
+};
+
+}  // namespace
+
+std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rules,
+                                       const std::function<Extraction()>& make_extraction,
+                                       const std::vector<ScanInput>& inputs, const ScanOptions& options,
+                                       Extraction& out) {
+  std::vector<Unit> units;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    uint64_t size = file_size(inputs[i].path);
+    if (size <= options.range_bytes || is_gzip_file(inputs[i].path)) {
+      units.push_back({i, 0, 0, make_extraction()});
+      continue;
+    }
+    for (uint64_t b = 0; b < size; b += options.range_bytes) {
+      units.push_back({i, b, std::min(size, b + options.range_bytes), make_extraction()});
+    }
+  }
+  unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, std::max<size_t>(1, units.size()));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    Scanner scanner(rules);
+    for (size_t u = next++; u < units.size(); u = next++) {
+      Unit& unit = units[u];
+      const ScanInput& in = inputs[unit.input];
+      std::string error;
+      auto reader = ChunkReader::open(in.path, unit.begin, unit.end, options.chunk_bytes, error);
+      if (!reader) {
+        unit.error = error;
+        continue;
+      }
+      Chunk chunk;
+      while (reader->next(chunk)) {
+        unit.lines += scanner.scan(in.source, chunk.buffer, chunk.scan_from, unit.lines + 1, unit.extraction);
+      }
+      unit.error = reader->error();
+      unit.bytes = reader->bytes_read();
+    }
+  };
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  }
+  std::vector<ScanFileResult> results(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) results[i].path = inputs[i].path;
+  for (Unit& unit : units) {
+    ScanFileResult& r = results[unit.input];
+    unit.extraction.offset_lines(r.lines);
+    r.lines += unit.lines;
+    r.bytes += unit.bytes;
+    if (!unit.error.empty() && r.error.empty()) r.error = unit.error;
+    out.merge(unit.extraction);
+  }
+  return results;
+}
+
+}  // namespace attribution::blueprint

@@ -1,0 +1,21 @@
+// Finds and reads rule files: --rules DIR|FILE, else $ATTRIBUTION_RULES_DIR, else the rules
+// installed beside the binary (../share/attribution/rules), else the source tree's rules/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attribution/rules.h"
+
+namespace attribution::blueprint {
+
+std::string default_rules_location();
+// Reads every *.yaml under `location` (a directory, sorted by name, recursively) or the file itself.
+// Names in RuleText are the paths as given. Returns false with `error` on I/O problems.
+bool read_rule_files(const std::string& location, std::vector<RuleText>& out, std::string& error);
+
+// Reads and loads; prints nothing. On failure `errors` holds one message per problem.
+std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std::vector<std::string>& errors,
+                                               std::vector<std::string>* warnings = nullptr);
+
+}  // namespace attribution::blueprint
