@@ -331,6 +331,12 @@ struct Service::Impl {
       return true;
     }
     auto deadline = Clock::now() + std::chrono::seconds(cfg.request_timeout_s);
+    // httplib treats every POST as carrying content; without a length or chunking there is none.
+    if (!req.has_header("Content-Length") &&
+        req.get_header_value("Transfer-Encoding").find("chunked") == std::string::npos) {
+      body.clear();
+      return true;
+    }
     if (req.has_header("Content-Length")) {
       uint64_t len = 0;
       try {
