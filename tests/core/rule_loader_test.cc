@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include "attribution/rules.h"
+#include "test_rules.h"
+
+namespace attribution {
+namespace {
+
+LoadMessage first_error(const std::string& text) {
+  LoadResult r = load_rules({{"site.yaml", text}});
+  EXPECT_FALSE(r.ok());
+  return r.errors.empty() ? LoadMessage{} : r.errors.front();
+}
+
+TEST(RuleLoader, LoadsMiniRules) {
+  auto rules = testing::load_or_die(testing::kMiniRules);
+  ASSERT_TRUE(rules);
+  RuleSetInfo info = describe(*rules);
+  EXPECT_EQ(info.extractors, 6u);
+  EXPECT_EQ(info.catalogs, 1u);
+  EXPECT_EQ(info.catalog_entries, 4u);
+  EXPECT_EQ(info.digest.rfind("sha256:", 0), 0u);
+  for (const auto& r : run_fixtures(*rules)) EXPECT_TRUE(r.passed) << r.rule_id << ": " << r.message;
+}
+
+TEST(RuleLoader, DigestChangesWithContent) {
+  auto a = testing::load_or_die(testing::kMiniRules);
+  auto b = testing::load_or_die(std::string(testing::kMiniRules) + "\n# comment\n");
+  EXPECT_NE(describe(*a).digest, describe(*b).digest);
+}
+
+TEST(RuleLoader, YamlSyntaxErrorHasPosition) {
+  LoadMessage e = first_error("version: 1\nextractors:\n  - id: x\n    pattern: [unclosed\n");
+  EXPECT_EQ(e.file, "site.yaml");
+  EXPECT_GE(e.line, 4);
+  EXPECT_GT(e.column, 0);
+}
+
+TEST(RuleLoader, BadRegexPointsAtPatternLine) {
+  LoadMessage e = first_error(R"(version: 1
+extractors:
+  - id: bad
+    description: d
+    pattern: 'Xid \((?P<pci>[0-9a-f'
+    symptom: gpu.bad
+    fixtures: [{line: "x", expect: {symptom: gpu.bad}}]
+)");
+  EXPECT_EQ(e.line, 5);
+  EXPECT_NE(e.message.find("bad pattern"), std::string::npos) << e.message;
+}
+
+TEST(RuleLoader, UnknownKeyNamed) {
+  LoadMessage e = first_error("version: 1\nextractors:\n  - id: x\n    patern: 'a'\n");
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.column, 5);
+  EXPECT_NE(e.message.find("patern"), std::string::npos);
+}
+
+TEST(RuleLoader, TemplateMustUseNamedCapture) {
+  LoadMessage e = first_error(R"(version: 1
+extractors:
+  - id: x
+    pattern: 'Xid (?P<code>\d+)'
+    symptom: "gpu.xid.{xid}"
+    fixtures: [{line: "Xid 1", expect: {symptom: gpu.xid.1}}]
+)");
+  EXPECT_NE(e.message.find("{xid}"), std::string::npos) << e.message;
+  EXPECT_EQ(e.line, 5);
+}
+
+TEST(RuleLoader, DuplicateIdsAndMissingFixtures) {
+  LoadResult r = load_rules({{"a.yaml", R"(version: 1
+extractors:
+  - {id: x, pattern: 'aaa', symptom: s.a, fixtures: [{line: aaa, expect: {symptom: s.a}}]}
+  - {id: x, pattern: 'bbb', symptom: s.b, fixtures: [{line: bbb, expect: {symptom: s.b}}]}
+  - {id: y, pattern: 'ccc', symptom: s.c}
+)"}});
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_NE(r.errors[0].message.find("duplicate id 'x'"), std::string::npos);
+  EXPECT_EQ(r.errors[0].line, 4);
+  EXPECT_NE(r.errors[1].message.find("positive fixture"), std::string::npos);
+}
+
+TEST(RuleLoader, UnknownCatalogBuiltinPhaseDomain) {
+  EXPECT_NE(first_error("version: 1\nrefiners:\n  - {id: r, builtin: nope}\n").message.find("unknown builtin"),
+            std::string::npos);
+  EXPECT_NE(first_error("version: 1\nrefiners:\n  - {id: r, phase: SOON, builtin: xid_followups}\n").message.find("phase"),
+            std::string::npos);
+  EXPECT_NE(first_error("version: 1\nsymptoms:\n  - {id: s, domain: cosmic}\n").message.find("domain"), std::string::npos);
+  EXPECT_NE(first_error(R"(version: 1
+extractors:
+  - {id: x, pattern: 'Xid (?P<n>\d+)', symptom: "g.{n}", catalog: {id: nope, key: "{n}"}, fixtures: [{line: "Xid 1", expect: {symptom: g.1}}]}
+)").message.find("unknown catalog"),
+            std::string::npos);
+  EXPECT_NE(first_error("version: 2\n").message.find("version"), std::string::npos);
+}
+
+TEST(RuleLoader, FixtureFailureIsReported) {
+  auto rules = testing::load_or_die(R"(version: 1
+extractors:
+  - id: x
+    pattern: 'foo (?P<n>\d+)'
+    symptom: "s.{n}"
+    fixtures:
+      - {line: "foo 1", expect: {symptom: s.2}}
+      - {line: "foo 1", expect: none}
+)");
+  ASSERT_TRUE(rules);
+  auto results = run_fixtures(*rules);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_FALSE(results[0].passed);
+  EXPECT_NE(results[0].message.find("expected 's.2'"), std::string::npos) << results[0].message;
+  EXPECT_FALSE(results[1].passed);
+  EXPECT_EQ(results[0].line, 7);
+}
+
+TEST(RuleLoader, ListPatterns) {
+  auto rules = testing::load_or_die(testing::kMiniRules);
+  auto patterns = list_patterns(*rules);
+  ASSERT_EQ(patterns.size(), 6u);
+  EXPECT_EQ(patterns[0].extractor_id, "extract.gpu.xid");
+}
+
+}  // namespace
+}  // namespace attribution

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+
+#include "attribution/codec.h"
+#include "attribution/engine.h"
+#include "test_rules.h"
+
+namespace attribution {
+namespace {
+
+class ScannerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { rules_ = testing::load_or_die(testing::kMiniRules); }
+  Extraction scan(std::string_view text, TextSource src = {}) {
+    Extraction ex;
+    Scanner scanner(rules_);
+    if (src.name.empty()) src.name = "t.log";
+    if (src.default_year == 0) src.default_year = 2026;
+    scanner.scan(src, text, 0, 1, ex);
+    return ex;
+  }
+  const SymptomRecord* find(const Extraction& ex, const std::string& id) {
+    for (const auto& [k, v] : ex.symptoms()) {
+      if (k.id == id) return &v;
+    }
+    return nullptr;
+  }
+  std::shared_ptr<const RuleSet> rules_;
+};
+
+TEST_F(ScannerTest, FindsCandidatesAndLineNumbers) {
+  Extraction ex = scan("noise\nmore noise\n2026-01-01T00:00:05Z NVRM: Xid (PCI:0000:09:00): 79, pid=0, GPU has fallen off the bus.\ntail\n");
+  EXPECT_EQ(ex.lines_scanned, 4u);
+  const SymptomRecord* r = find(ex, "gpu.xid.79");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->evidence.at(0).line, 3u);
+  EXPECT_EQ(format_rfc3339(r->first_seen), "2026-01-01T00:00:05.000Z");
+  EXPECT_EQ(ex.symptoms().begin()->first.gpu, "0000:09:00");
+}
+
+TEST_F(ScannerTest, PrecedencePicksSpecificExtractor) {
+  // Both the exception extractor (precedence -10) and nothing else match; a line matching the
+  // remote-error extractor (precedence 5) must not also become an exception.
+  Extraction ex = scan("RuntimeError: NCCL Call to recv from 10.0.0.3<58355> failed : Broken pipe\n");
+  EXPECT_NE(find(ex, "nccl.remote_error"), nullptr);
+  EXPECT_EQ(find(ex, "python.exception.RuntimeError"), nullptr);
+}
+
+TEST_F(ScannerTest, AggregatesFloodsPerRank) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) {
+    text += "[E ProcessGroupNCCL.cpp:737] [Rank " + std::to_string(i % 8) +
+            "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=600000) ran\n";
+  }
+  Extraction ex = scan(text);
+  EXPECT_EQ(ex.symptoms().size(), 8u);
+  uint64_t total = 0;
+  for (const auto& [k, v] : ex.symptoms()) {
+    total += v.count;
+    EXPECT_LE(v.evidence.size(), kMaxEvidencePerSymptom);
+  }
+  EXPECT_EQ(total, 1000u);
+}
+
+TEST_F(ScannerTest, TimeInheritedFromEarlierLine) {
+  Extraction ex = scan("2026-03-01T10:00:00Z start\nTraceback (most recent call last):\n  File \"x.py\"\nValueError: bad\n");
+  const SymptomRecord* r = find(ex, "python.exception.ValueError");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(format_rfc3339(r->first_seen), "2026-03-01T10:00:00.000Z");
+  EXPECT_TRUE(r->evidence[0].time_inferred);
+}
+
+TEST_F(ScannerTest, MessyInputCrlfAnsiInvalidUtf8Junk) {
+  std::string text = "\x1b[31mboot\x1b[0m\r\n";
+  for (int i = 0; i < 300; ++i) text += static_cast<char>((i * 131) & 0xff);
+  text += "\n\xff\xfe NVRM: Xid (PCI:0000:0a:00): 48, pid=1, \xc3\x28 bad utf8\r\n";
+  text += std::string(100000, 'x') + "\n";  // very long line
+  text += "NVRM: Xid (PCI:0000:0b:00): 79, tail without newline";
+  Extraction ex = scan(text);
+  const SymptomRecord* r48 = find(ex, "gpu.xid.48");
+  ASSERT_NE(r48, nullptr);
+  EXPECT_NE(r48->evidence[0].text.find("\xEF\xBF\xBD"), std::string::npos);  // replaced, valid UTF-8
+  EXPECT_EQ(r48->evidence[0].text.back(), '8');  // CR stripped
+  EXPECT_NE(find(ex, "gpu.xid.79"), nullptr);
+}
+
+TEST_F(ScannerTest, WindowDropsOtherJobsEvidence) {
+  Extraction ex;
+  ex.set_window(parse_rfc3339("2026-01-01T00:00:00Z").value, parse_rfc3339("2026-01-01T01:00:00Z").value);
+  Scanner scanner(rules_);
+  TextSource src;
+  src.name = "dmesg";
+  scanner.scan(src, "2025-12-31T12:00:00Z NVRM: Xid (PCI:0000:09:00): 79, x\n2026-01-01T00:30:00Z NVRM: Xid (PCI:0000:09:00): 48, y\n", 0, 1, ex);
+  EXPECT_EQ(ex.out_of_window, 1u);
+  EXPECT_EQ(find(ex, "gpu.xid.79"), nullptr);
+  EXPECT_NE(find(ex, "gpu.xid.48"), nullptr);
+}
+
+TEST_F(ScannerTest, LookBackContextIsNotScanned) {
+  Extraction ex;
+  Scanner scanner(rules_);
+  TextSource src;
+  src.name = "x";
+  std::string buf = "2026-01-01T00:00:00Z NVRM: Xid (PCI:0000:09:00): 79, a\nValueError: later\n";
+  size_t from = buf.find("ValueError");
+  EXPECT_EQ(scanner.scan(src, buf, from, 2, ex), 1u);
+  EXPECT_EQ(find(ex, "gpu.xid.79"), nullptr);
+  const SymptomRecord* r = find(ex, "python.exception.ValueError");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->evidence[0].line, 2u);
+  EXPECT_EQ(format_rfc3339(r->first_seen), "2026-01-01T00:00:00.000Z");  // time from look-back
+}
+
+TEST_F(ScannerTest, MetricObservation) {
+  auto rules = testing::load_or_die(std::string(testing::kMiniRules) + R"(
+metric_extractors:
+  - id: extract.metric.xid
+    metric: DCGM_FI_DEV_XID_ERRORS
+    when: "> 0"
+    symptom: "gpu.xid.{value}"
+    catalog: {id: xid, key: "{value}"}
+    node: "{label.Hostname}"
+    gpu: "{label.pci_bus_id}"
+    fixtures:
+      - sample: 'DCGM_FI_DEV_XID_ERRORS{gpu="0",pci_bus_id="00000000:9B:00.0",Hostname="gpu-c"} 79'
+        expect: {symptom: gpu.xid.79, node: gpu-c, gpu: "0000:9b:00"}
+)");
+  ASSERT_TRUE(rules);
+  for (const auto& r : run_fixtures(*rules)) EXPECT_TRUE(r.passed) << r.rule_id << ": " << r.message;
+  Observation o;
+  o.kind = ObservationKind::kNodeMetrics;
+  o.metric = MetricSample{"DCGM_FI_DEV_XID_ERRORS", {{"Hostname", "gpu-c"}}, 0.0, kNoTime};
+  Extraction ex;
+  Scanner(rules).scan_observation(o, 2026, ex);
+  EXPECT_TRUE(ex.symptoms().empty());  // value 0: no Xid
+}
+
+}  // namespace
+}  // namespace attribution

@@ -1,0 +1,237 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attribution/codec.h"
+#include "attribution/engine.h"
+#include "test_rules.h"
+
+namespace attribution {
+namespace {
+
+using nlohmann::json;
+
+ExecutionContext job(int ranks_per_node = 2, int nodes = 4) {
+  ExecutionContext c;
+  c.id = "6053";
+  c.scheduler = "slurm";
+  c.state = "FAILED";
+  c.exit_code = "1:0";
+  c.start = parse_rfc3339("2026-05-01T10:00:00Z").value;
+  c.end = parse_rfc3339("2026-05-01T11:00:00Z").value;
+  for (int n = 0; n < nodes; ++n) {
+    c.nodes.push_back("gpu-" + std::string(1, static_cast<char>('a' + n)));
+    for (int r = 0; r < ranks_per_node; ++r) c.ranks[n * ranks_per_node + r] = c.nodes.back();
+  }
+  return c;
+}
+
+std::string timeout_line(int rank, int seq, const char* numel = nullptr) {
+  return "2026-05-01T10:31:00Z [E ProcessGroupNCCL.cpp:737] [Rank " + std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         ", OpType=ALLREDUCE" + (numel ? std::string(", NumelIn=") + numel : "") + ", Timeout(ms)=1800000) ran\n";
+}
+
+struct Cascade {
+  std::vector<std::pair<TextSource, std::string>> sources;
+};
+
+Cascade xid79_cascade() {
+  Cascade c;
+  TextSource dmesg;
+  dmesg.name = "dmesg-gpu-b.txt";
+  dmesg.kind = ObservationKind::kSyslog;
+  dmesg.node = "gpu-b";
+  c.sources.push_back({dmesg, "2026-05-01T10:30:00Z NVRM: Xid (PCI:0000:9b:00): 79, pid=0, GPU has fallen off the bus.\n"});
+  for (int r = 0; r < 8; ++r) {
+    if (r == 2 || r == 3) continue;  // the ranks on gpu-b died with the GPU
+    TextSource s;
+    s.name = "rank" + std::to_string(r) + ".log";
+    s.rank = r;
+    c.sources.push_back({s, "2026-05-01T10:00:01Z step 1\n" + timeout_line(r, 100)});
+  }
+  return c;
+}
+
+Verdict run(const Cascade& c, ExecutionContext ctx = job()) {
+  Session s(testing::load_or_die(testing::kMiniRules), std::move(ctx));
+  for (const auto& [src, text] : c.sources) s.ingest_text(src, text);
+  return s.attribute();
+}
+
+TEST(Session, CascadeNamesTheGpuAndExplainsTheTimeouts) {
+  Verdict v = run(xid79_cascade());
+  EXPECT_EQ(v.outcome, "gpu.fell_off_bus");
+  EXPECT_EQ(v.domain, "gpu");
+  EXPECT_EQ(v.quality, "definitive");
+  EXPECT_EQ(v.root_node, "gpu-b");
+  EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"gpu-b"});
+  json j = json::parse(v.json);
+  EXPECT_EQ(j["schema"], "attribution.verdict/v1");
+  EXPECT_EQ(j["root_cause"]["symptom"], "gpu.xid.79");
+  EXPECT_EQ(j["root_cause"]["gpu"], "0000:9b:00");
+  EXPECT_EQ(j["root_cause"]["recommended_action"], "RESTART_BM");
+  ASSERT_EQ(j["explained"].size(), 1u);
+  EXPECT_EQ(j["explained"][0]["id"], "nccl.watchdog_timeout");
+  EXPECT_EQ(j["explained"][0]["count"], 6);
+  EXPECT_EQ(j["explained"][0]["rule"], "refine.collective-after-gpu-loss");
+  EXPECT_EQ(j["explained"][0]["ranks"], "0-1,4-7");
+  EXPECT_FALSE(j["evidence"].empty());
+  EXPECT_EQ(j["evidence"][0]["observation"]["source"], "dmesg-gpu-b.txt");
+}
+
+TEST(Session, SplitIngestEqualsOneShotInAnyOrder) {
+  Cascade c = xid79_cascade();
+  std::string one_shot = run(c).json;
+  auto rules = testing::load_or_die(testing::kMiniRules);
+  Session s(rules, job());
+  for (size_t i = c.sources.size(); i-- > 0;) {
+    s.ingest_text(c.sources[i].first, c.sources[i].second);
+    if (i == c.sources.size() / 2) (void)s.attribute();  // attribute half-way
+  }
+  EXPECT_EQ(s.attribute().json, one_shot);
+  // Parallel extraction merged in another order gives the same bytes.
+  Session p(rules, job());
+  std::vector<Extraction> parts;
+  for (const auto& [src, text] : c.sources) {
+    parts.push_back(p.new_extraction());
+    Scanner(rules).scan(src, text, 0, 1, parts.back());
+  }
+  for (size_t i = parts.size(); i-- > 0;) p.merge(parts[i]);
+  TextSource none;
+  (void)none;
+  EXPECT_EQ(p.attribute().json, one_shot);
+}
+
+TEST(Session, StragglerIsTheRankThatNeverReachedTheSeqNum) {
+  Cascade c;
+  for (int r = 0; r < 8; ++r) {
+    TextSource s;
+    s.name = "rank" + std::to_string(r) + ".log";
+    s.rank = r;
+    c.sources.push_back({s, r == 5 ? "2026-05-01T10:00:01Z step 1\n" + timeout_line(5, 99) : timeout_line(r, 100)});
+  }
+  Verdict v = run(c);
+  EXPECT_EQ(v.outcome, "application.stuck_rank");
+  EXPECT_EQ(v.quality, "probable");
+  EXPECT_EQ(v.root_node, "gpu-c");  // rank 5 lives on the third node
+  json j = json::parse(v.json);
+  EXPECT_EQ(j["root_cause"]["rank"], 5);
+  EXPECT_TRUE(j["affected_nodes"].empty());
+}
+
+TEST(Session, BarrierTimeoutSaysBusyElsewhere) {
+  Cascade c;
+  for (int r = 0; r < 4; ++r) {
+    if (r == 2) continue;
+    TextSource s;
+    s.name = "rank" + std::to_string(r) + ".log";
+    s.rank = r;
+    c.sources.push_back({s, timeout_line(r, 3, "1")});
+  }
+  Verdict v = run(c, job(1, 4));
+  EXPECT_EQ(v.outcome, "application.stuck_rank");
+  EXPECT_NE(json::parse(v.json)["root_cause"]["label"].get<std::string>().find("busy elsewhere"), std::string::npos);
+}
+
+TEST(Session, TimeoutsAloneAreInsufficientAndNameMissingSources) {
+  Cascade c;
+  for (int r = 0; r < 8; ++r) {
+    TextSource s;
+    s.name = "rank" + std::to_string(r) + ".log";
+    s.rank = r;
+    c.sources.push_back({s, timeout_line(r, 100)});
+  }
+  Verdict v = run(c);
+  EXPECT_EQ(v.outcome, "unknown.collective_hang");
+  EXPECT_EQ(v.quality, "insufficient");
+  json j = json::parse(v.json);
+  EXPECT_TRUE(j["root_cause"].is_null());
+  bool names_kernel_log = false;
+  for (const auto& m : j["quality"]["missing"]) names_kernel_log |= m.get<std::string>().find("kernel log") != std::string::npos;
+  EXPECT_TRUE(names_kernel_log);
+}
+
+TEST(Session, PeerCrashExplainsRemoteErrors) {
+  Cascade c;
+  TextSource b;
+  b.name = "rank2.log";
+  b.rank = 2;
+  c.sources.push_back({b, "2026-05-01T10:00:00Z gpu-b:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.3<0>\n"});
+  TextSource k;
+  k.name = "dmesg-b";
+  k.kind = ObservationKind::kSyslog;
+  k.node = "gpu-b";
+  c.sources.push_back({k, "2026-05-01T10:20:00Z Out of memory: Killed process 77 (python) total-vm:1kB\n"});
+  for (int r : {0, 4, 6}) {
+    TextSource s;
+    s.name = "rank" + std::to_string(r) + ".log";
+    s.rank = r;
+    c.sources.push_back({s, "2026-05-01T10:20:05Z misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.3<58355> failed : Broken pipe\n"});
+  }
+  Verdict v = run(c);
+  EXPECT_EQ(v.outcome, "node.host_oom");
+  EXPECT_EQ(v.root_node, "gpu-b");
+  json j = json::parse(v.json);
+  ASSERT_FALSE(j["explained"].empty());
+  EXPECT_EQ(j["explained"][0]["rule"], "refine.peer");
+}
+
+TEST(Session, SuccessAndSchedulerState) {
+  ExecutionContext ok = job();
+  ok.state = "COMPLETED";
+  ok.exit_code = "0:0";
+  Verdict v = run(Cascade{}, ok);
+  EXPECT_EQ(v.outcome, "none.succeeded");
+  EXPECT_EQ(v.quality, "definitive");
+  ExecutionContext timeout = job();
+  timeout.state = "TIMEOUT";
+  v = run(Cascade{}, timeout);
+  EXPECT_EQ(v.outcome, "scheduler.time_limit");
+  EXPECT_EQ(v.quality, "probable");  // scheduler state alone is indirect
+  EXPECT_EQ(v.root_node, "");
+}
+
+TEST(Session, ConnectorErrorLowersQuality) {
+  Session s(testing::load_or_die(testing::kMiniRules), job());
+  for (const auto& [src, text] : xid79_cascade().sources) s.ingest_text(src, text);
+  s.add_connector_report({"loki/syslog", "error", "connection refused", 0, 0});
+  Verdict v = s.attribute();
+  EXPECT_EQ(v.outcome, "gpu.fell_off_bus");
+  EXPECT_EQ(v.quality, "probable");
+  EXPECT_NE(v.json.find("connection refused"), std::string::npos);
+}
+
+TEST(Session, TwoNodesFailingTogetherIsAmbiguous) {
+  Cascade c;
+  for (const char* n : {"gpu-a", "gpu-d"}) {
+    TextSource k;
+    k.name = std::string("dmesg-") + n;
+    k.kind = ObservationKind::kSyslog;
+    k.node = n;
+    c.sources.push_back({k, std::string("2026-05-01T10:30:0") + (n[4] == 'a' ? "0" : "2") +
+                                "Z NVRM: Xid (PCI:0000:9b:00): 79, pid=0, GPU has fallen off the bus.\n"});
+  }
+  Verdict v = run(c);
+  EXPECT_EQ(v.quality, "ambiguous");
+  EXPECT_EQ(v.root_node, "");
+  EXPECT_EQ(v.affected_nodes, (std::vector<std::string>{"gpu-a", "gpu-d"}));
+  EXPECT_EQ(json::parse(v.json)["quality"]["candidates"].size(), 2u);
+}
+
+TEST(Session, FloodOf16kRanksStaysCompact) {
+  auto rules = testing::load_or_die(testing::kMiniRules);
+  ExecutionContext c = job(8, 2048);
+  Session s(rules, c);
+  std::string text;
+  for (int r = 0; r < 16384; ++r) text += timeout_line(r, 100);
+  TextSource src;
+  src.name = "all.log";
+  s.ingest_text(src, text);
+  Verdict v = s.attribute();
+  EXPECT_EQ(v.outcome, "unknown.collective_hang");
+  EXPECT_LT(v.json.size(), 400000u);
+}
+
+}  // namespace
+}  // namespace attribution
