@@ -10,7 +10,7 @@ svc_start() {
   local portfile="$data.port"
   rm -f "$portfile"
   "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$data" --rules "$SVC_SRC/rules" \
-      --port-file "$portfile" --log-level warn "$@" 2>>"$SVC_TMP/service.log" &
+      --port-file "$portfile" --log-level warn "$@" >>"$SVC_TMP/service.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 300); do
     [[ -s "$portfile" ]] && break
@@ -26,8 +26,11 @@ svc_start() {
 }
 
 svc_cleanup() {
-  for p in "${SVC_PIDS[@]:-}"; do [[ -n "$p" ]] && kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
+  local p
+  for p in "${SVC_PIDS[@]:-}"; do
+    if [[ -n "$p" ]]; then kill "$p" 2>/dev/null || true; fi
+  done
+  wait 2>/dev/null || true
   [[ -n "${SVC_TMP:-}" && -d "$SVC_TMP" ]] && rm -rf "$SVC_TMP"
 }
 
