@@ -30,13 +30,13 @@ export async function renderRuns(params, facets) {
 
   async function loadCounts() {
     const c = await api('runs/counts', query());
-    counts.replaceChildren(
+    counts.replaceChildren(...[
       h('button', { class: 'count-chip' + (state.domain ? '' : ' active'), 'data-domain': '', onclick: () => setFilter('domain', '') },
         h('b', null, String(c.total_any_domain)), ' all'),
       DOMAINS.filter((d) => c.by_domain[d]).map((d) =>
         h('button', { class: `count-chip d-${d}` + (state.domain === d ? ' active' : ''), 'data-domain': d,
           onclick: () => setFilter('domain', state.domain === d ? '' : d) },
-          h('i', { class: 'swatch' }), h('b', null, String(c.by_domain[d])), ' ', d)));
+          h('i', { class: 'swatch' }), h('b', null, String(c.by_domain[d])), ' ', d))].flat());
   }
 
   async function loadPage() {

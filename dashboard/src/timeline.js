@@ -55,8 +55,10 @@ export function timelineSvg(verdict, mode, width) {
   const w = verdict.workload || {};
 
   let t0, t1;
-  const focus = timed.filter((e) => e.role !== 'context');
-  // (victims count: on an insufficient verdict they are all there is)
+  // The failure window: the root cause and what it explains; without a root cause, every
+  // non-context mark (on an insufficient verdict the unexplained symptoms are all there is).
+  let focus = timed.filter((e) => e.role === 'root_cause' || e.role === 'explained' || e.role === 'candidate');
+  if (!focus.length) focus = timed.filter((e) => e.role !== 'context');
   if (mode === 'failure' && focus.length) {
     t0 = Math.min(...focus.map((e) => e.ms));
     t1 = Math.max(...focus.map((e) => e.ms));
@@ -68,7 +70,7 @@ export function timelineSvg(verdict, mode, width) {
   const pad = Math.max((t1 - t0) * 0.06, 500);
   t0 -= pad; t1 += pad;
 
-  const labelW = 150, rightW = untimed.length ? 90 : 16, rowH = 44, top = 34;
+  const labelW = 170, rightW = untimed.length ? 90 : 16, rowH = 52, top = 34;
   const plotW = Math.max(200, width - labelW - rightW);
   const height = top + rows.length * rowH + 30;
   const x = (t) => labelW + ((t - t0) / (t1 - t0)) * plotW;
@@ -88,9 +90,9 @@ export function timelineSvg(verdict, mode, width) {
     const cand = candidates.has(r.node);
     const g = s('g', { class: 'tl-row' + (culprit ? ' culprit' : '') + (cand ? ' candidate' : ''), 'data-node': r.node });
     g.append(s('rect', { x: 0, y: yy, width, height: rowH, class: culprit ? 'row-bg culprit' : cand ? 'row-bg candidate' : (i % 2 ? 'row-bg odd' : 'row-bg') }));
-    g.append(s('text', { x: 8, y: yy + 18, class: 'row-label' + (culprit ? ' culprit' : '') }, r.node || 'job / scheduler'));
+    g.append(s('text', { x: 8, y: yy + 16, class: 'row-label' + (culprit ? ' culprit' : '') }, r.node || 'job / scheduler'));
     const sub = [r.ranks ? `ranks ${r.ranks}` : '', culprit ? 'ROOT CAUSE' : cand ? 'candidate' : ''].filter(Boolean).join(' · ');
-    if (sub) g.append(s('text', { x: 8, y: yy + 34, class: 'row-sub' + (culprit ? ' culprit' : '') }, sub));
+    if (sub) g.append(s('text', { x: 8, y: yy + 31, class: 'row-sub' + (culprit ? ' culprit' : '') }, sub));
     g.append(s('line', { x1: labelW, x2: labelW + plotW, y1: yy + rowH / 2, y2: yy + rowH / 2, class: 'row-axis' }));
     svg.append(g);
   });
@@ -155,6 +157,7 @@ export function timelineSvg(verdict, mode, width) {
   }
   // Ties: root mark → the first explained mark on each row.
   if (rootPos) {
+    links.append(s('line', { x1: rootPos.cx, x2: rootPos.cx, y1: top, y2: top + rows.length * rowH, class: 'root-time' }));
     for (const [node, p] of firstExplained) {
       const sameRow = node === rootNode;
       const dx = p.cx - rootPos.cx;
@@ -170,8 +173,7 @@ export function timelineSvg(verdict, mode, width) {
   for (const e of events) if (e.role === 'explained') perRow.set(e.node, (perRow.get(e.node) || 0) + (e.count || 1));
   rows.forEach((r, i) => {
     const n = perRow.get(r.node);
-    if (n && rc) svg.append(s('text', { x: labelW + plotW - 4, y: top + i * rowH + 13, 'text-anchor': 'end', class: 'row-note' },
-      `${n} explained by ${rc.symptom}`));
+    if (n && rc) svg.append(s('text', { x: 8, y: top + i * rowH + 47, class: 'row-note' }, `${n} symptoms explained`));
   });
   if (outside.before || outside.after) {
     svg.append(s('text', { x: labelW + plotW, y: height - 8, 'text-anchor': 'end', class: 'row-sub' },

@@ -27,17 +27,18 @@ export async function renderVerdict(id) {
   // Timeline.
   const wrap = h('div', { class: 'timeline-wrap', id: 'timeline' });
   let mode = 'failure';
+  let drawnWidth = 0;
   const draw = () => {
-    const width = Math.max(700, Math.min(1400, (page.clientWidth || 1100) - 2));
-    wrap.replaceChildren(timelineSvg(v, mode, width));
+    drawnWidth = Math.max(700, Math.min(1600, wrap.clientWidth || 1100));
+    wrap.replaceChildren(timelineSvg(v, mode, drawnWidth));
   };
+  new ResizeObserver(() => { if (Math.abs((wrap.clientWidth || 0) - drawnWidth) > 8) draw(); }).observe(wrap);
   const modeBtn = (m, text) => h('button', { class: 'toggle' + (m === mode ? ' active' : ''), 'data-mode': m,
     onclick: (e) => { mode = m; for (const b of e.target.parentNode.children) b.classList.toggle('active', b === e.target); draw(); } }, text);
   page.append(h('div', { class: 'card' },
     h('div', { class: 'card-head' }, h('h2', null, 'Timeline'), h('div', { class: 'toggles' }, modeBtn('failure', 'failure window'), modeBtn('run', 'whole run'))),
     wrap, legend()));
-  requestAnimationFrame(draw);
-  window.addEventListener('resize', draw, { once: true });
+  draw();
 
   // Explained symptoms.
   if ((v.explained || []).length) {

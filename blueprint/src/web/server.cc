@@ -233,7 +233,7 @@ int run_web(const WebOptions& options, std::ostream& out, std::ostream& err) {
     if (res.body.empty()) {
       set_security_headers(res);
       res.set_content(json{{"error", {{"code", res.status == 404 ? "not_found" : "error"},
-                                      {"message", httplib::status_message(res.status)}}}}
+                                      {"message", "HTTP " + std::to_string(res.status)}}}}
                           .dump(),
                       "application/json");
     }
