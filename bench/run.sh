@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End-to-end benchmark (issue #6): in ONE run, times `attribution-blueprint analyze` (1 and 2
+# threads) and rg / grep -E / grep -P over the same files with the catalogue's patterns
+# (`attribution-blueprint rules patterns rules/`), on generated bundles, page cache warm, medians
+# of $REPS runs. Prints a table (size, files, wall, GB/s, peak RSS, analyze/rg) and writes
+# $OUT/results.csv for scripts/plot_performance.py.
+#
+#   bench/run.sh                 # 100M, 1G, 10G at 64 ranks + rank scaling + 16,384-rank all-timeout
+#   SIZES="100M 1G" BIG= REPS=3 bench/run.sh      # skip 10 GB
+#
+# Environment: BUILD (build dir, default build-bench), BIN, GEN, DATA (bench/data), OUT (bench/out),
+# REPS (5), SIZES ("100M 1G"), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 4096 16384",
+# at RANK_SIZE=1G), GREP_MAX_MB (1100: grep -E/-P only on bundles up to this size), SEED (1),
+# KEEP_DATA (0: delete the 10 GB bundle at the end).
+# Needs: rg (ripgrep), GNU grep, /usr/bin/time (package `time`), /usr/bin/python3.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-bench}
+BIN=${BIN:-$BUILD/blueprint/attribution-blueprint}
+GEN=${GEN:-$BUILD/bench/bench-gen-bundle}
+DATA=${DATA:-$ROOT/bench/data}
+OUT=${OUT:-$ROOT/bench/out}
+REPS=${REPS:-5}
+SIZES=${SIZES:-"100M 1G"}
+BIG=${BIG-10G}
+RANKS=${RANKS:-64}
+RANK_SCALE=${RANK_SCALE-"16 256 4096 16384"}
+RANK_SIZE=${RANK_SIZE:-1G}
+GREP_MAX_MB=${GREP_MAX_MB:-1100}
+SEED=${SEED:-1}
+KEEP_DATA=${KEEP_DATA:-0}
+RULES=$ROOT/rules
+PY=/usr/bin/python3
+
+for tool in rg grep /usr/bin/time "$PY" "$BIN" "$GEN"; do
+  command -v "$tool" >/dev/null || { echo "run.sh: missing $tool" >&2; exit 1; }
+done
+mkdir -p "$DATA" "$OUT"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# ---------------------------------------------------------------- patterns
+"$BIN" rules patterns "$RULES" > "$OUT/patterns.re2"
+"$PY" "$ROOT/bench/patterns.py" "$OUT/patterns.re2" "$OUT" 2> "$OUT/patterns.log"
+NPAT=$(wc -l < "$OUT/patterns.re2")
+
+# ---------------------------------------------------------------- helpers
+gen() {  # gen SIZE RANKS SCENARIO -> prints the bundle dir
+  local dir="$DATA/s$1-r$2-$3-seed$SEED"
+  if [[ ! -f "$dir/.done" ]]; then
+    rm -rf "$dir"
+    "$GEN" --out "$dir" --size "$1" --ranks "$2" --scenario "$3" --seed "$SEED" --jobs 2 >&2
+    touch "$dir/.done"
+  fi
+  echo "$dir"
+}
+
+warm() { find "$1" -type f \( -name '*.log' -o -name '*.txt' \) -print0 | xargs -0 cat > /dev/null; }
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+
+# measure NAME CMD... : runs REPS times (after one warm-up run), sets WALL (median s) and RSS
+# (max KB over the runs). stdout of the command goes to $TMP/out.NAME.
+measure() {
+  local name=$1; shift
+  : > "$TMP/walls"; : > "$TMP/rss"
+  "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true
+  for ((i = 0; i < REPS; i++)); do
+    /usr/bin/time -f '%e %M' -o "$TMP/time" "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true
+    tail -1 "$TMP/time" | awk '{print $1}' >> "$TMP/walls"
+    tail -1 "$TMP/time" | awk '{print $2}' >> "$TMP/rss"
+  done
+  WALL=$(median < "$TMP/walls")
+  RSS=$(sort -g "$TMP/rss" | tail -1)
+}
+
+printf '%-34s %6s %7s %-12s %8s %7s %9s %8s\n' "bundle" "size" "files" "tool" "wall_s" "GB/s" "rss_MB" "vs_rg" | tee "$OUT/table.txt"
+echo "bundle,bytes,files,ranks,tool,threads,wall_s,gbps,rss_kb,verdict_bytes,outcome,root_node" > "$OUT/results.csv"
+
+row() {  # row BUNDLE BYTES FILES RANKS TOOL THREADS WALL RSS RGWALL VBYTES OUTCOME ROOT
+  local gbps ratio="" mb
+  gbps=$(awk -v b="$2" -v w="$7" 'BEGIN {printf "%.2f", (w > 0 ? b / w / 1e9 : 0)}')
+  mb=$(awk -v k="$8" 'BEGIN {printf "%.0f", k / 1024}')
+  [[ -n "$9" ]] && ratio=$(awk -v a="$7" -v r="$9" 'BEGIN {printf "%.2f", (r > 0 ? a / r : 0)}')
+  printf '%-34s %6s %7s %-12s %8s %7s %9s %8s\n' "$(basename "$1")" "$(numfmt --to=iec "$2")" "$3" "$5" "$7" "$gbps" "$mb" "$ratio" | tee -a "$OUT/table.txt"
+  echo "$(basename "$1"),$2,$3,$4,$5,$6,$7,$gbps,$8,${10},${11},${12}" >> "$OUT/results.csv"
+}
+
+verdict_field() {  # verdict_field FILE KEY
+  "$PY" -c 'import json,sys; v=json.load(open(sys.argv[1])); k=sys.argv[2].split(".")
+for p in k: v = v.get(p) if isinstance(v, dict) else None
+print(v if v is not None else "-")' "$1" "$2" 2>/dev/null || echo "?"
+}
+
+# bench_bundle DIR [grep]: every tool over one bundle.
+bench_bundle() {
+  local dir=$1 with_grep=${2:-grep}
+  local bytes files ranks
+  bytes=$(find "$dir" -type f \( -name '*.log' -o -name '*.txt' \) ! -name expected.txt -printf '%s\n' | awk '{s+=$1} END {print s}')
+  files=$(find "$dir" -type f \( -name '*.log' -o -name '*.txt' \) ! -name expected.txt | wc -l)
+  ranks=$(sed -n 's/^ranks=//p' "$dir/expected.txt")
+  warm "$dir"
+  local rg1 rg2
+  measure rg1 rg --no-config -uu -a -c -j1 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+  rg1=$WALL; local rg1rss=$RSS
+  measure rg2 rg --no-config -uu -a -c -j2 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+  rg2=$WALL; local rg2rss=$RSS
+  for t in 1 2; do
+    measure "an$t" "$BIN" analyze -j "$t" --rules "$RULES" -o json "$dir"
+    local vb outcome root ref
+    vb=$(wc -c < "$TMP/out.an$t")
+    cp "$TMP/out.an$t" "$OUT/verdict-$(basename "$dir").json"
+    outcome=$(verdict_field "$TMP/out.an$t" outcome)
+    root=$(verdict_field "$TMP/out.an$t" root_cause.node)
+    [[ $t == 1 ]] && ref=$rg1 || ref=$rg2
+    row "$dir" "$bytes" "$files" "$ranks" "analyze-j$t" "$t" "$WALL" "$RSS" "$ref" "$vb" "$outcome" "$root"
+    [[ $t == 1 ]] && AN1=$WALL || AN2=$WALL
+    AN_RSS=$RSS
+  done
+  row "$dir" "$bytes" "$files" "$ranks" "rg-j1" 1 "$rg1" "$rg1rss" "" "" "" ""
+  row "$dir" "$bytes" "$files" "$ranks" "rg-j2" 2 "$rg2" "$rg2rss" "" "" "" ""
+  if [[ $with_grep == grep ]] && (( bytes <= GREP_MAX_MB * 1024 * 1024 )); then
+    measure grepE grep -r -a -c -E -f "$OUT/ere.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+    row "$dir" "$bytes" "$files" "$ranks" "grep-E" 1 "$WALL" "$RSS" "" "" "" ""
+    measure grepP grep -r -a -c -P -f "$OUT/pcre.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+    row "$dir" "$bytes" "$files" "$ranks" "grep-P" 1 "$WALL" "$RSS" "" "" "" ""
+    # Matching-line totals: every tool should find the same lines.
+    local m_rg m_e m_p
+    m_rg=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.rg2")
+    m_e=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepE")
+    m_p=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepP")
+    echo "  matching lines: rg $m_rg, grep -E $m_e, grep -P $m_p" | tee -a "$OUT/table.txt"
+  fi
+  echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", a / b}')" | tee -a "$OUT/table.txt"
+}
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $NPAT patterns, REPS=$REPS" | tee -a "$OUT/table.txt"
+
+# ---------------------------------------------------------------- log size
+for s in $SIZES; do bench_bundle "$(gen "$s" "$RANKS" xid79)"; done
+if [[ -n "$BIG" ]]; then
+  avail=$(df -BG --output=avail "$DATA" | tail -1 | tr -dc 0-9)
+  if (( avail < 25 )); then
+    echo "skipping $BIG: only ${avail}G free" | tee -a "$OUT/table.txt"
+  else
+    big=$(gen "$BIG" "$RANKS" xid79)
+    bench_bundle "$big" nogrep
+    echo "  $BIG peak RSS analyze -j2: $(awk -v k="$AN_RSS" 'BEGIN {printf "%.0f MB", k / 1024}')" | tee -a "$OUT/table.txt"
+    [[ $KEEP_DATA == 1 ]] || rm -rf "$big"
+  fi
+fi
+
+# ---------------------------------------------------------------- rank count
+for r in $RANK_SCALE; do bench_bundle "$(gen "$RANK_SIZE" "$r" xid79)" nogrep; done
+if [[ -n "$RANK_SCALE" ]]; then
+  d=$(gen 100M 16384 all-timeout)
+  bench_bundle "$d" nogrep
+fi
+echo "results: $OUT/table.txt $OUT/results.csv"
