@@ -586,6 +586,42 @@ TEST(ServiceHttp, BearerTokenRequiredWhenConfigured) {
   EXPECT_EQ(c.Get("/metrics")->status, 200);
 }
 
+TEST(ServiceHttp, IdleSessionsExpireAfterTtl) {
+  const auto& w = sample();
+  TempDir dir;
+  Config cfg = base_config(dir);
+  cfg.session_ttl_s = 1;
+  Running svc(cfg);
+  ASSERT_EQ(svc.error(), "");
+  auto c = svc.client();
+  std::string id = create_session(c, w.context_json);
+  EXPECT_EQ(c.Get("/v2/sessions/" + id)->status, 200);
+  int status = 200;
+  for (int i = 0; i < 100 && status == 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = c.Get("/v2/sessions/" + id)->status;
+  }
+  EXPECT_EQ(status, 410);
+  auto m = c.Get("/metrics");
+  EXPECT_NE(m->body.find("attribution_sessions 0"), std::string::npos);
+}
+
+TEST(ServiceHttp, LongLinesAreTruncatedAndCounted) {
+  const auto& w = sample();
+  TempDir dir;
+  Config cfg = base_config(dir);
+  cfg.max_line_bytes = 1024;
+  Running svc(cfg);
+  ASSERT_EQ(svc.error(), "");
+  auto c = svc.client();
+  std::string id = create_session(c, w.context_json);
+  std::string body = "{\"kind\":\"applog\",\"text\":\"" + std::string(5000, 'x') + "\"}\n";
+  auto r = c.Post("/v2/sessions/" + id + "/observations", body, "application/x-ndjson");
+  ASSERT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"truncated\":1"), std::string::npos) << r->body;
+  EXPECT_NE(c.Get("/metrics")->body.find("attribution_lines_truncated_total 1"), std::string::npos);
+}
+
 TEST(ServiceHttp, RefusesNonLoopbackWithoutToken) {
   TempDir dir;
   Config cfg = base_config(dir);
