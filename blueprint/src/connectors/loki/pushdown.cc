@@ -1,0 +1,187 @@
+#include "connectors/loki/pushdown.h"
+
+#include <fmt/format.h>
+#include <re2/filtered_re2.h>
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "connectors/files/template.h"
+
+namespace attribution::blueprint {
+
+std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files, std::string& error) {
+  std::vector<CatalogPattern> out;
+  for (const auto& f : files) {
+    try {
+      YAML::Node doc = YAML::Load(f.text);
+      YAML::Node xs = doc["extractors"];
+      if (!xs || !xs.IsSequence()) continue;
+      for (const auto& x : xs) {
+        if (!x["pattern"]) continue;
+        CatalogPattern p;
+        p.id = x["id"] ? x["id"].as<std::string>() : "";
+        p.pattern = x["pattern"].as<std::string>();
+        p.case_insensitive = x["case_insensitive"] && x["case_insensitive"].as<bool>();
+        if (YAML::Node kinds = x["kinds"]; kinds && kinds.IsSequence()) {
+          for (const auto& k : kinds)
+            if (auto kind = parse_observation_kind(k.as<std::string>())) p.kinds_mask |= 1u << static_cast<int>(*kind);
+        }
+        out.push_back(std::move(p));
+      }
+    } catch (const YAML::Exception& e) {
+      error = fmt::format("{}: {}", f.name, e.what());
+      return {};
+    }
+  }
+  return out;
+}
+
+std::string to_go_re2(const std::string& pattern) {
+  std::string out;
+  out.reserve(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out += c;
+      out += pattern[++i];
+      continue;
+    }
+    if (c == '(' && pattern.compare(i, 4, "(?P<") == 0) {
+      size_t close = pattern.find('>', i + 4);
+      if (close != std::string::npos) {
+        out += "(?:";
+        i = close;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+namespace {
+
+std::string escape_atom(const std::string& atom) {
+  std::string out;
+  for (unsigned char c : atom) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += regex_escape(std::string(1, static_cast<char>(c)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, ObservationKind kind, const std::string& mode) {
+  Pushdown pd;
+  pd.mode = mode;
+  unsigned bit = 1u << static_cast<int>(kind);
+  std::vector<const CatalogPattern*> use;
+  for (const auto& p : patterns)
+    if (p.kinds_mask == 0 || (p.kinds_mask & bit)) use.push_back(&p);
+  pd.patterns = use.size();
+  if (mode == "off") return pd;
+  if (use.empty()) {
+    pd.mode = "off";
+    pd.note = "no extractor applies to this kind";
+    return pd;
+  }
+  if (mode == "patterns") {
+    std::string re;
+    for (const auto* p : use) {
+      if (!re.empty()) re += '|';
+      std::string g = to_go_re2(p->pattern);
+      re += p->case_insensitive ? "(?i:" + g + ")" : "(?:" + g + ")";
+    }
+    pd.regex = std::move(re);
+    return pd;
+  }
+  // literals: per pattern, the required atoms (FilteredRE2's prefilter analysis), then a greedy
+  // reduction to the most specific atoms that still cover the pattern: a set S is enough when the
+  // pattern cannot match with every atom outside S present (probed with AllPotentials). This keeps
+  // "nvrm: xid (pci:" and drops a generic " in " that the same pattern also requires.
+  std::vector<std::string> atoms;
+  for (const auto* p : use) {
+    RE2::Options o;
+    o.set_case_sensitive(!p->case_insensitive);
+    o.set_log_errors(false);
+    re2::FilteredRE2 filter(3);
+    int id = 0;
+    if (filter.Add(p->pattern, o, &id) != RE2::NoError) {
+      pd.mode = "off";
+      pd.note = fmt::format("pattern of {} does not compile", p->id);
+      return pd;
+    }
+    std::vector<std::string> mine;
+    filter.Compile(&mine);
+    std::vector<int> hits;
+    std::vector<int> all_present(mine.size());
+    for (size_t i = 0; i < mine.size(); ++i) all_present[i] = static_cast<int>(i);
+    filter.AllPotentials({}, &hits);
+    if (mine.empty() || !hits.empty()) {
+      pd.mode = "off";
+      pd.note = fmt::format("{} has no required literal", p->id);
+      return pd;
+    }
+    std::vector<size_t> order(mine.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return mine[a].size() != mine[b].size() ? mine[a].size() < mine[b].size() : a < b;
+    });
+    std::vector<bool> in_s(mine.size(), true);
+    for (size_t cand : order) {
+      in_s[cand] = false;
+      std::vector<int> present;
+      for (size_t i = 0; i < mine.size(); ++i)
+        if (!in_s[i]) present.push_back(static_cast<int>(i));
+      hits.clear();
+      filter.AllPotentials(present, &hits);
+      if (!hits.empty()) in_s[cand] = true;  // needed
+    }
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (in_s[i]) atoms.push_back(mine[i]);
+  }
+  // Minimise: an atom that contains another atom adds nothing to an OR.
+  std::sort(atoms.begin(), atoms.end(), [](const auto& a, const auto& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
+  std::vector<std::string> kept;
+  for (const auto& a : atoms) {
+    bool covered = false;
+    for (const auto& k : kept)
+      if (a.find(k) != std::string::npos) {
+        covered = true;
+        break;
+      }
+    if (!covered) kept.push_back(a);
+  }
+  std::sort(kept.begin(), kept.end());
+  std::string re = "(?i)";
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (i) re += '|';
+    re += escape_atom(kept[i]);
+  }
+  pd.atoms = kept.size();
+  pd.regex = std::move(re);
+  return pd;
+}
+
+std::string logql_regex_filter(const std::string& regex) {
+  if (regex.find('`') == std::string::npos) return "|~ `" + regex + "`";
+  return "|~ \"" + quote_escape(regex) + "\"";
+}
+
+}  // namespace attribution::blueprint

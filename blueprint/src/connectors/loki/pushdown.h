@@ -1,0 +1,56 @@
+// Line-filter pushdown for Loki: a LogQL `|~` filter derived from the rule catalogue that selects
+// only the lines some extractor of the collector's kind could match, so Loki ships candidate lines
+// instead of whole streams.
+//
+// Modes:
+//   literals  — (default) the required literals ("atoms") of every extractor pattern, computed by
+//               RE2's FilteredRE2 prefilter analysis, minimised (an atom containing another is
+//               dropped), escaped and joined:  (?i)atom1|atom2|...   A line matching any
+//               extractor contains at least one atom, so the filter never drops a match; it is
+//               case-insensitive because the atoms are lowercased. Short and cheap for Loki (it
+//               turns literal alternations into substring checks).
+//   patterns  — the extractor patterns themselves, converted to Go RE2 syntax (named groups
+//               (?P<n>...) → (?:...), case-insensitive ones wrapped in (?i:...)), joined with '|'.
+//               Exact, but long (tens of KB) and slower on the Loki side.
+//   off       — no filter.
+// If a pattern has no usable literal (it could match any line), `literals` falls back to off.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attribution/model.h"
+#include "attribution/rules.h"
+
+namespace attribution::blueprint {
+
+struct CatalogPattern {
+  std::string id;
+  std::string pattern;
+  bool case_insensitive = false;
+  unsigned kinds_mask = 0;  // 1 << ObservationKind; 0 = every text kind
+};
+
+// Extractor patterns of rule files (the `extractors:` lists), without compiling the rule set.
+std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files, std::string& error);
+
+struct Pushdown {
+  std::string mode;        // literals | patterns | off (after fallback)
+  std::string regex;       // Go RE2 regex; empty = no filter
+  size_t patterns = 0;     // extractor patterns considered
+  size_t atoms = 0;        // literals in the filter (literals mode)
+  std::string note;        // why a fallback happened
+};
+
+// Builds the filter for extractors that apply to `kind`.
+Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, ObservationKind kind, const std::string& mode);
+
+// An RE2 (C++) pattern in Go RE2 syntax: (?P<name>…) → (?:…).
+std::string to_go_re2(const std::string& pattern);
+
+// The LogQL line-filter stage `|~ <string>` for a regex: a raw `backtick` string when possible.
+std::string logql_regex_filter(const std::string& regex);
+
+}  // namespace attribution::blueprint
