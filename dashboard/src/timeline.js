@@ -40,11 +40,14 @@ function tickLabel(t, step) {
 export function timelineSvg(verdict, mode, width) {
   // The timeline's "symptom" role covers unexplained causes and unexplained victims; the
   // symptoms list tells them apart.
+  const rcSym = verdict.root_cause && verdict.root_cause.symptom;
   const symRole = new Map((verdict.symptoms || []).map((x) => [`${x.symptom || x.id}|${x.node || ''}`, x.role]));
+  const explainedBy = new Map((verdict.symptoms || []).filter((x) => x.explained_by).map((x) => [`${x.id}|${x.node || ''}`, x.explained_by]));
   const events = (verdict.timeline || []).map((e) => {
     let role = e.role;
+    const by = explainedBy.get(`${e.symptom}|${e.node || ''}`) || (rcSym || '');
     if (role === 'symptom') role = symRole.get(`${e.symptom}|${e.node || ''}`) === 'unexplained_victim' ? 'victim' : 'unexplained_cause';
-    return { ...e, role, ms: ms(e.t) };
+    return { ...e, role, by, ms: ms(e.t) };
   });
   const rows = rowsOf(verdict);
   const rc = verdict.root_cause || null;
@@ -81,7 +84,9 @@ export function timelineSvg(verdict, mode, width) {
     'aria-label': `Timeline of ${rows.length} nodes` });
   svg.append(s('defs', null,
     s('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
-      s('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#dc2626' }))));
+      s('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#dc2626' })),
+    s('marker', { id: 'arrow-other', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+      s('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#7c3aed' }))));
 
   // Rows.
   rows.forEach((r, i) => {
@@ -118,6 +123,7 @@ export function timelineSvg(verdict, mode, width) {
   svg.append(links, marks);
   const sorted = [...events].sort((a, b) => (ROLE_ORDER[a.role] ?? 1) - (ROLE_ORDER[b.role] ?? 1));
   let rootPos = null;
+  const markPos = new Map();
   const firstExplained = new Map();
   const outside = { before: 0, after: 0 };
   const untimedSlot = new Map();
@@ -134,7 +140,7 @@ export function timelineSvg(verdict, mode, width) {
       cx = x(e.ms);
     }
     const cy = y(e.node);
-    const title = s('title', null, `${e.t ? fmtTime(e.t, true) : 'no time'}  ${e.node || 'job'}  ${e.symptom}${e.count > 1 ? ' ×' + e.count : ''}  (${e.role.replace('_', ' ')}${e.role === 'explained' && rc ? ' by ' + rc.symptom : ''})`);
+    const title = s('title', null, `${e.t ? fmtTime(e.t, true) : 'no time'}  ${e.node || 'job'}  ${e.symptom}${e.count > 1 ? ' ×' + e.count : ''}  (${e.role.replace('_', ' ')}${e.role === 'explained' && e.by ? ' by ' + e.by : ''})`);
     const common = { 'data-symptom': e.symptom, 'data-role': e.role, 'data-node': e.node };
     let mark;
     if (e.role === 'root_cause') {
@@ -143,9 +149,10 @@ export function timelineSvg(verdict, mode, width) {
         s('path', { d: `M${cx},${cy - 10} L${cx + 10},${cy} L${cx},${cy + 10} L${cx - 10},${cy} Z`, class: 'root-shape' }), title);
       if (e.ms !== null && !rootPos) rootPos = { cx, cy };
     } else if (e.role === 'explained') {
-      mark = s('circle', { cx, cy, r: 5, class: 'mark explained', ...common }, title);
-      const prev = firstExplained.get(e.node);
-      if (e.ms !== null && (!prev || e.ms < prev.ms)) firstExplained.set(e.node, { cx, cy, ms: e.ms });
+      mark = s('circle', { cx, cy, r: 5, class: 'mark explained' + (e.by !== rcSym ? ' by-other' : ''), ...common }, title);
+      const key = `${e.node}|${e.by}`;
+      const prev = firstExplained.get(key);
+      if (e.ms !== null && (!prev || e.ms < prev.ms)) firstExplained.set(key, { cx, cy, ms: e.ms, node: e.node, by: e.by });
     } else if (e.role === 'victim') {
       mark = s('circle', { cx, cy, r: 5, class: 'mark victim', ...common }, title);
     } else if (e.role === 'candidate' || e.role === 'unexplained_cause') {
@@ -153,20 +160,22 @@ export function timelineSvg(verdict, mode, width) {
     } else {
       mark = s('rect', { x: cx - 1.5, y: cy - 7, width: 3, height: 14, class: 'mark context', ...common }, title);
     }
+    if (e.ms !== null && (!markPos.has(e.symptom) || e.role === 'root_cause')) markPos.set(e.symptom, { cx, cy });
     marks.append(mark);
   }
-  // Ties: root mark → the first explained mark on each row.
-  if (rootPos) {
-    links.append(s('line', { x1: rootPos.cx, x2: rootPos.cx, y1: top, y2: top + rows.length * rowH, class: 'root-time' }));
-    for (const [node, p] of firstExplained) {
-      const sameRow = node === rootNode;
-      const dx = p.cx - rootPos.cx;
-      if (sameRow && Math.abs(dx) < 14) continue;
-      const bend = sameRow ? -18 : 0;
-      const mx = rootPos.cx + dx * 0.5, my = (rootPos.cy + p.cy) / 2 + bend;
-      links.append(s('path', { d: `M${rootPos.cx},${rootPos.cy} Q${mx + (sameRow ? 0 : -Math.min(40, Math.abs(dx) / 3))},${my} ${p.cx - 6 * Math.sign(dx || 1)},${p.cy}`,
-        class: 'tie', 'marker-end': 'url(#arrow)', 'data-to': node }));
-    }
+  // Ties: the explaining mark (the root cause, or another symptom that explains some) → the
+  // first mark it explains on each row.
+  if (rootPos) links.append(s('line', { x1: rootPos.cx, x2: rootPos.cx, y1: top, y2: top + rows.length * rowH, class: 'root-time' }));
+  for (const p of firstExplained.values()) {
+    const fromRoot = p.by === rcSym;
+    const src = fromRoot ? rootPos : markPos.get(p.by);
+    if (!src) continue;
+    const sameRow = Math.abs(src.cy - p.cy) < 1;
+    const dx = p.cx - src.cx;
+    if (sameRow && Math.abs(dx) < 14) continue;
+    const mx = src.cx + dx * 0.5 + (sameRow ? 0 : -Math.min(40, Math.abs(dx) / 3)), my = (src.cy + p.cy) / 2 + (sameRow ? -18 : 0);
+    links.append(s('path', { d: `M${src.cx},${src.cy} Q${mx},${my} ${p.cx - 6 * Math.sign(dx || 1)},${p.cy}`,
+      class: fromRoot ? 'tie' : 'tie other', 'marker-end': fromRoot ? 'url(#arrow)' : 'url(#arrow-other)', 'data-to': p.node, 'data-from': p.by }));
   }
   // Per-row summary at the right edge of the plot.
   const perRow = new Map();

@@ -4,6 +4,10 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
 #include <charconv>
 #include <map>
 #include <variant>
@@ -172,44 +176,151 @@ struct Where {
   }
 };
 
-std::string like_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '%' || c == '_' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-Where where_of(const RunFilter& f, bool with_domain, const char* alias = "") {
+// `nodes` is the table of (run_id, node) rows: node_runs in the summary, run_nodes in the store.
+Where where_of(const RunFilter& f, bool with_domain, const char* alias = "", const char* nodes = "node_runs") {
   std::string a = alias;
   Where w;
   if (!f.outcome.empty()) w.add(a + "outcome = ?", f.outcome);
   if (with_domain && !f.domain.empty()) w.add(a + "domain = ?", f.domain);
   if (!f.quality.empty()) w.add(a + "quality = ?", f.quality);
   if (!f.cluster.empty()) w.add(a + "cluster = ?", f.cluster);
-  if (!f.node.empty()) w.add(a + "id IN (SELECT run_id FROM run_nodes WHERE node = ?)", f.node);
-  if (!f.q.empty()) w.add(a + "job_id LIKE ? ESCAPE '\\'", "%" + like_escape(f.q) + "%");
+  if (!f.node.empty()) w.add(a + "id IN (SELECT run_id FROM " + nodes + " WHERE node = ?)", f.node);
+  if (!f.q.empty()) {  // job id prefix: a range on the job_id index
+    w.add(a + "job_id >= ?", f.q);
+    w.add(a + "job_id < ?", f.q + "\xf4\x8f\xbf\xbf");
+  }
   if (f.from_ns) w.add(a + "end_ns >= ?", *f.from_ns);
   if (f.to_ns) w.add(a + "end_ns < ?", *f.to_ns);
   return w;
 }
 
+// A pool of connections to one database.
+class Pool {
+ public:
+  void add(std::unique_ptr<Db> d) {
+    std::lock_guard lock(mu_);
+    free_.push_back(std::move(d));
+  }
+  struct Lease {
+    Pool* p;
+    std::unique_ptr<Db> d;
+    Lease(Pool* pool, std::unique_ptr<Db> db) : p(pool), d(std::move(db)) {}
+    Lease(Lease&&) = default;
+    ~Lease() {
+      if (d) p->release(std::move(d));
+    }
+    sqlite3* db() const { return d->h; }
+  };
+  Lease lease() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !free_.empty(); });
+    auto d = std::move(free_.back());
+    free_.pop_back();
+    return Lease(this, std::move(d));
+  }
+
+ private:
+  void release(std::unique_ptr<Db> d) {
+    {
+      std::lock_guard lock(mu_);
+      free_.push_back(std::move(d));
+    }
+    cv_.notify_one();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Db>> free_;
+};
+
+void exec(sqlite3* db, const std::string& sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : sqlite3_errmsg(db);
+    sqlite3_free(msg);
+    throw std::runtime_error(m);
+  }
+}
+
+std::string uri_path(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out + "?mode=ro";
+}
+
+// The list/filter/fleet columns of every run, copied into memory with the indexes the list
+// needs (the store's rows are wide: each holds its verdict, ~20 KiB, so scanning or filtering the
+// store itself reads the whole file). Rebuilt when the store changes (PRAGMA data_version).
+// Read-only copies of it (sqlite3_deserialize), one per worker, so queries run in parallel.
+const char* const kSummarySchema = R"sql(
+CREATE TABLE runs AS SELECT id, cluster, scheduler, job_id, attempt, name, user_name, queue, state,
+  terminal_state, start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node,
+  affected_nodes FROM s.runs ORDER BY id;
+CREATE UNIQUE INDEX runs_id ON runs (id);
+CREATE INDEX runs_end ON runs (end_ns DESC, id DESC);
+CREATE INDEX runs_domain_end ON runs (domain, end_ns DESC, id DESC);
+CREATE INDEX runs_outcome_end ON runs (outcome, end_ns DESC, id DESC);
+CREATE INDEX runs_quality_end ON runs (quality, end_ns DESC, id DESC);
+CREATE INDEX runs_cluster_end ON runs (cluster, end_ns DESC, id DESC);
+CREATE INDEX runs_counts ON runs (domain, quality, end_ns);
+CREATE INDEX runs_job ON runs (job_id);
+CREATE TABLE node_runs AS SELECT rn.run_id AS run_id, rn.node AS node,
+  max(rn.role = 'root_cause') AS is_root, max(rn.role = 'affected') AS is_affected,
+  max(rn.role = 'candidate') AS is_candidate, r.end_ns AS end_ns, r.domain AS domain, r.outcome AS outcome,
+  r.quality AS quality, r.cluster AS cluster, r.job_id AS job_id, r.id AS id
+  FROM s.run_nodes rn JOIN runs r ON r.id = rn.run_id GROUP BY rn.run_id, rn.node;
+CREATE INDEX node_runs_node ON node_runs (node, run_id);
+CREATE INDEX node_runs_fleet ON node_runs (node, domain, end_ns, is_root, is_affected, is_candidate, outcome);
+CREATE TABLE gpu_runs AS SELECT DISTINCT rn.run_id AS run_id, rn.node AS node, rn.gpu AS gpu, r.end_ns AS end_ns,
+  r.domain AS domain, r.outcome AS outcome, r.quality AS quality, r.cluster AS cluster, r.job_id AS job_id, r.id AS id
+  FROM s.run_nodes rn JOIN runs r ON r.id = rn.run_id WHERE rn.gpu != '';
+CREATE TABLE port_runs AS SELECT * FROM (SELECT r.id AS id, r.root_node AS node, r.end_ns AS end_ns, r.domain AS domain,
+  r.outcome AS outcome, r.quality AS quality, r.cluster AS cluster, r.job_id AS job_id,
+  coalesce(json_extract(v.verdict_json, '$.root_cause.fields.switch_port'),
+           json_extract(v.verdict_json, '$.root_cause.fields.port'),
+           json_extract(v.verdict_json, '$.root_cause.fields.device')) AS port
+  FROM runs r JOIN s.runs v ON v.id = r.id WHERE r.domain = 'network') WHERE port IS NOT NULL;
+)sql";
+
+struct Summary {
+  Pool pool;
+  std::mutex facets_mu;
+  std::optional<nlohmann::json> facets;  // computed once per summary
+  int64_t runs = 0;
+  double build_ms = 0;
+  Pool::Lease lease() { return pool.lease(); }
+};
+
 class SqliteReader final : public StoreReader {
  public:
-  SqliteReader(std::string path, int connections) : path_(std::move(path)) {
-    for (int i = 0; i < std::max(1, connections); ++i) free_.push_back(open());
-    auto c = acquire();
+  SqliteReader(std::string path, int connections) : path_(std::move(path)), connections_(std::max(1, connections)) {
+    for (int i = 0; i < connections_; ++i) store_.add(open());
+    watch_ = open();
     try {
-      Stmt s(c->h, "SELECT count(*) FROM runs");
+      auto c = store_.lease();
+      Stmt s(c.db(), "SELECT count(*) FROM runs");
       s.step();
-      Stmt n(c->h, "SELECT count(*) FROM run_nodes");
+      Stmt n(c.db(), "SELECT count(*) FROM run_nodes");
       n.step();
     } catch (const std::exception& e) {
-      release(std::move(c));
       throw std::runtime_error(path_ + ": not a verdict store (docs/store.md): " + e.what());
     }
-    release(std::move(c));
+    data_version_ = read_data_version();
+    current_ = build_summary();
+    last_check_ = std::chrono::steady_clock::now();
+  }
+
+  ~SqliteReader() override {
+    std::lock_guard lock(refresh_mu_);
+    if (rebuild_.joinable()) rebuild_.join();
   }
 
   std::string describe() const override { return "sqlite:" + path_; }
@@ -228,10 +339,11 @@ class SqliteReader final : public StoreReader {
     }
     std::string sql =
         "SELECT id, cluster, scheduler, job_id, attempt, name, user_name, queue, state, terminal_state, "
-        "start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes, "
-        "analyzed_at FROM runs" +
+        "start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes "
+        "FROM runs" +
         w.sql() + " ORDER BY end_ns DESC, id DESC LIMIT ?";
-    auto c = lease();
+    auto sum = summary();
+    auto c = sum->lease();
     Stmt s(c.db(), sql);
     w.bind(s);
     s.bind(static_cast<int>(w.params.size()) + 1, static_cast<int64_t>(limit + 1));
@@ -256,7 +368,8 @@ class SqliteReader final : public StoreReader {
     if (!ids.empty()) {
       std::string in;
       for (size_t i = 0; i < ids.size(); ++i) in += (i ? "," : "") + std::to_string(ids[i]);
-      Stmt l(c.db(), "SELECT id, json_extract(verdict_json, '$.root_cause.label') FROM runs WHERE id IN (" + in + ")");
+      auto st = store_.lease();
+      Stmt l(st.db(), "SELECT id, json_extract(verdict_json, '$.root_cause.label') FROM runs WHERE id IN (" + in + ")");
       std::map<int64_t, json> labels;
       while (l.step()) labels[l.i64(0)] = l.text_or_null(1);
       for (auto& r : rows) r["root_label"] = labels[r["id"].get<int64_t>()];
@@ -266,7 +379,8 @@ class SqliteReader final : public StoreReader {
 
   json counts(const RunFilter& f) override {
     Where w = where_of(f, false);
-    auto c = lease();
+    auto sum = summary();
+    auto c = sum->lease();
     Stmt s(c.db(), "SELECT domain, quality, count(*) FROM runs" + w.sql() + " GROUP BY domain, quality");
     w.bind(s);
     json by_domain = json::object(), by_quality = json::object();
@@ -285,7 +399,7 @@ class SqliteReader final : public StoreReader {
   }
 
   std::optional<json> get_run(int64_t id, std::string* verdict_json) override {
-    auto c = lease();
+    auto c = store_.lease();
     Stmt s(c.db(),
            "SELECT id, cluster, scheduler, job_id, attempt, name, user_name, queue, state, terminal_state, "
            "start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes, "
@@ -293,6 +407,7 @@ class SqliteReader final : public StoreReader {
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     json r = row_json(s);
+    r["analyzed_at"] = s.text_or_null(19);
     r["rules_digest"] = s.text_or_null(20);
     if (verdict_json) *verdict_json = s.text(21);
     Stmt n(c.db(), "SELECT node, gpu, role FROM run_nodes WHERE run_id = ? ORDER BY role, node, gpu");
@@ -315,7 +430,10 @@ class SqliteReader final : public StoreReader {
   }
 
   json facets() override {
-    auto c = lease();
+    auto sum = summary();
+    std::lock_guard fl(sum->facets_mu);
+    if (sum->facets) return *sum->facets;
+    auto c = sum->lease();
     json out = json::object();
     const std::pair<const char*, const char*> cols[] = {
         {"outcome", "outcomes"}, {"domain", "domains"}, {"quality", "qualities"}, {"cluster", "clusters"}};
@@ -332,21 +450,22 @@ class SqliteReader final : public StoreReader {
       out["last_end_ns"] = b.null(1) ? json(nullptr) : json(b.i64(1));
       out["runs"] = b.i64(2);
     }
+    out["summary_build_ms"] = std::round(sum->build_ms * 10) / 10;
+    sum->facets = out;
     return out;
   }
 
   json fleet(const RunFilter& f, int limit) override {
-    Where w = where_of(f, true, "r.");
-    w.add("r.domain != 'none'");
-    auto c = lease();
-    std::string from = " FROM run_nodes rn JOIN runs r ON r.id = rn.run_id" + w.sql();
+    // node_runs in the summary: one row per (run, node) with its run's columns (no join).
+    Where w = where_of(f, true, "rn.");
+    w.add("rn.domain != 'none'");
+    auto sum = summary();
+    auto c = sum->lease();
+    std::string from = " FROM node_runs rn" + w.sql();
     Stmt s(c.db(),
-           "SELECT rn.node, count(DISTINCT rn.run_id) AS runs, "
-           "count(DISTINCT CASE WHEN rn.role = 'root_cause' THEN rn.run_id END) AS root, "
-           "count(DISTINCT CASE WHEN rn.role = 'affected' THEN rn.run_id END) AS affected, "
-           "count(DISTINCT CASE WHEN rn.role = 'candidate' THEN rn.run_id END) AS candidate, "
-           "max(r.end_ns), min(r.end_ns), group_concat(DISTINCT r.domain), group_concat(DISTINCT r.outcome)" +
-               from + " GROUP BY rn.node ORDER BY runs DESC, root DESC, max(r.end_ns) DESC, rn.node LIMIT ?");
+           "SELECT rn.node, count(*) AS runs, sum(rn.is_root) AS root, sum(rn.is_affected), sum(rn.is_candidate), "
+           "max(rn.end_ns) AS last, min(rn.end_ns), group_concat(DISTINCT rn.domain), group_concat(DISTINCT rn.outcome)" +
+               from + " GROUP BY rn.node ORDER BY runs DESC, root DESC, last DESC, rn.node LIMIT ?");
     w.bind(s);
     s.bind(static_cast<int>(w.params.size()) + 1, static_cast<int64_t>(limit));
     auto split = [](const std::string& csv) {
@@ -373,10 +492,9 @@ class SqliteReader final : public StoreReader {
                        {"outcomes", split(s.text(8))}});
     }
     Where wg = w;
-    wg.add("rn.gpu != ''");
-    Stmt g(c.db(), "SELECT rn.node, rn.gpu, count(DISTINCT rn.run_id) AS runs, max(r.end_ns), "
-                   "group_concat(DISTINCT r.outcome) FROM run_nodes rn JOIN runs r ON r.id = rn.run_id" +
-                       wg.sql() + " GROUP BY rn.node, rn.gpu ORDER BY runs DESC, max(r.end_ns) DESC LIMIT ?");
+    Stmt g(c.db(), "SELECT rn.node, rn.gpu, count(*) AS runs, max(rn.end_ns), "
+                   "group_concat(DISTINCT rn.outcome) FROM gpu_runs rn" +
+                       wg.sql() + " GROUP BY rn.node, rn.gpu ORDER BY runs DESC, max(rn.end_ns) DESC LIMIT ?");
     wg.bind(g);
     g.bind(static_cast<int>(wg.params.size()) + 1, static_cast<int64_t>(limit));
     json gpus = json::array();
@@ -386,18 +504,10 @@ class SqliteReader final : public StoreReader {
                       {"runs", g.i64(2)},
                       {"last_end_ns", g.null(3) ? json(nullptr) : json(g.i64(3))},
                       {"outcomes", split(g.text(4))}});
-    // Switch ports / HCA ports, when the root cause's fields name one (network failures only;
-    // bounded to the most recent 2000 network runs in the window).
-    Where wp = where_of(f, false);
-    wp.add("domain = 'network'");
-    if (!f.domain.empty() && f.domain != "network") wp.add("0");
-    Stmt p(c.db(),
-           "SELECT node, port, count(*) AS runs, max(end_ns) FROM (SELECT root_node AS node, end_ns, "
-           "coalesce(json_extract(verdict_json, '$.root_cause.fields.switch_port'), "
-           "json_extract(verdict_json, '$.root_cause.fields.port'), "
-           "json_extract(verdict_json, '$.root_cause.fields.device')) AS port FROM runs" +
-               wp.sql() + " ORDER BY end_ns DESC LIMIT 2000) WHERE port IS NOT NULL "
-                          "GROUP BY node, port ORDER BY runs DESC LIMIT ?");
+    // Switch / HCA ports, when a network root cause's fields name one (summary: port_runs).
+    Where wp = where_of(f, true);
+    Stmt p(c.db(), "SELECT node, port, count(*) AS runs, max(end_ns) FROM port_runs" + wp.sql() +
+                       " GROUP BY node, port ORDER BY runs DESC, max(end_ns) DESC LIMIT ?");
     wp.bind(p);
     p.bind(static_cast<int>(wp.params.size()) + 1, static_cast<int64_t>(limit));
     json ports = json::array();
@@ -413,31 +523,94 @@ class SqliteReader final : public StoreReader {
     int rc = sqlite3_open_v2(path_.c_str(), &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK)
       throw std::runtime_error(path_ + ": cannot open read-only: " + (db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc)));
-    sqlite3_busy_timeout(db->h, 2000);
+    sqlite3_busy_timeout(db->h, 5000);
     sqlite3_exec(db->h, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
     return db;
   }
-  std::unique_ptr<Db> acquire() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !free_.empty(); });
-    auto d = std::move(free_.back());
-    free_.pop_back();
-    return d;
+
+  int64_t read_data_version() {
+    Stmt s(watch_->h, "PRAGMA data_version");
+    return s.step() ? s.i64(0) : 0;
   }
-  void release(std::unique_ptr<Db> d) {
+
+  std::shared_ptr<Summary> build_summary() {
+    auto t0 = std::chrono::steady_clock::now();
+    Db builder;
+    if (sqlite3_open_v2(":memory:", &builder.h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
+      throw std::runtime_error("cannot open an in-memory database");
+    sqlite3_busy_timeout(builder.h, 5000);
     {
-      std::lock_guard lock(mu_);
-      free_.push_back(std::move(d));
+      Stmt a(builder.h, "ATTACH DATABASE ? AS s");
+      a.bind(1, uri_path(path_));
+      a.step();
     }
-    cv_.notify_one();
+    exec(builder.h, "BEGIN");  // one read transaction: a consistent snapshot of runs + run_nodes
+    exec(builder.h, kSummarySchema);
+    exec(builder.h, "COMMIT");
+    exec(builder.h, "DETACH DATABASE s");
+    auto sum = std::make_shared<Summary>();
+    {
+      Stmt n(builder.h, "SELECT count(*) FROM runs");
+      n.step();
+      sum->runs = n.i64(0);
+    }
+    sqlite3_int64 size = 0;
+    unsigned char* image = sqlite3_serialize(builder.h, "main", &size, 0);
+    if (!image) throw std::runtime_error("cannot serialize the summary");
+    for (int i = 0; i < connections_; ++i) {
+      auto d = std::make_unique<Db>();
+      sqlite3_open_v2(":memory:", &d->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+      auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(static_cast<sqlite3_uint64>(size)));
+      if (!copy) {
+        sqlite3_free(image);
+        throw std::runtime_error("out of memory for the summary");
+      }
+      std::memcpy(copy, image, static_cast<size_t>(size));
+      if (sqlite3_deserialize(d->h, "main", copy, size, size,
+                              SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+        sqlite3_free(image);
+        throw std::runtime_error(std::string("cannot load the summary: ") + sqlite3_errmsg(d->h));
+      }
+      sum->pool.add(std::move(d));
+    }
+    sqlite3_free(image);
+    sum->build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return sum;
   }
-  struct Lease {
-    SqliteReader* r;
-    std::unique_ptr<Db> d;
-    ~Lease() { r->release(std::move(d)); }
-    sqlite3* db() const { return d->h; }
-  };
-  Lease lease() { return Lease{this, acquire()}; }
+
+  // The current summary; at most every 2 s, checks whether the store changed and rebuilds the
+  // summary in the background (requests keep using the previous one meanwhile).
+  std::shared_ptr<Summary> summary() {
+    auto now = std::chrono::steady_clock::now();
+    std::unique_lock lock(refresh_mu_);
+    if (now - last_check_ > std::chrono::seconds(2) && !rebuilding_) {
+      last_check_ = now;
+      int64_t v = 0;
+      try {
+        v = read_data_version();
+      } catch (const std::exception&) {
+        v = data_version_;
+      }
+      if (v != data_version_) {
+        data_version_ = v;
+        if (rebuild_.joinable()) rebuild_.join();
+        rebuilding_ = true;
+        rebuild_ = std::thread([this] {
+          std::shared_ptr<Summary> next;
+          try {
+            next = build_summary();
+          } catch (const std::exception&) {
+            next = nullptr;  // keep serving the previous summary; the next check retries
+          }
+          std::lock_guard l(refresh_mu_);
+          if (next) current_ = std::move(next);
+          else data_version_ = -1;
+          rebuilding_ = false;
+        });
+      }
+    }
+    return current_;
+  }
 
   static json row_json(const Stmt& s) {
     json affected = json::parse(s.text(18), nullptr, false);
@@ -460,14 +633,19 @@ class SqliteReader final : public StoreReader {
             {"quality", s.text(15)},
             {"root_symptom", s.text_or_null(16)},
             {"root_node", s.text_or_null(17)},
-            {"affected_nodes", std::move(affected)},
-            {"analyzed_at", s.text(19)}};
+            {"affected_nodes", std::move(affected)}};
   }
 
   std::string path_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<Db>> free_;
+  int connections_;
+  Pool store_;                  // read-only connections to the store file (verdicts, labels)
+  std::unique_ptr<Db> watch_;   // PRAGMA data_version (guarded by refresh_mu_)
+  std::mutex refresh_mu_;
+  std::shared_ptr<Summary> current_;
+  int64_t data_version_ = 0;
+  bool rebuilding_ = false;
+  std::thread rebuild_;
+  std::chrono::steady_clock::time_point last_check_;
 };
 
 }  // namespace
