@@ -72,7 +72,8 @@ bool parse_dmesg_relative(std::string_view s, size_t& p, const TextSource& src, 
   while (q < s.size() && s[q] == ' ') ++q;
   int64_t secs = 0;
   size_t digits = 0;
-  while (q < s.size() && is_digit(s[q]) && digits < 12) secs = secs * 10 + (s[q++] - '0'), ++digits;
+  // At most 10 digits (317 years of uptime): keeps boot_time + secs far from overflow.
+  while (q < s.size() && is_digit(s[q]) && digits < 10) secs = secs * 10 + (s[q++] - '0'), ++digits;
   if (digits == 0 || q >= s.size() || s[q] != '.') return false;
   ++q;
   int64_t frac = 0;
@@ -128,7 +129,7 @@ bool parse_dmesg_t(std::string_view s, size_t& p, const TextSource& src, TimeNs&
   q += 8;
   if (q >= s.size() || s[q] != ' ') return false;
   int y = parse_fixed_digits(s, q + 1, 4);
-  if (y < 0 || q + 5 >= s.size() || s[q + 5] != ']') return false;
+  if (y < 1900 || y > 2999 || q + 5 >= s.size() || s[q + 5] != ']') return false;
   t = make_time(y, mo, d, h, mi, sec, 0) - src.utc_offset_s * 1000000000LL;
   p = q + 6;
   return true;

@@ -635,62 +635,55 @@ std::string sha256_hex(const std::vector<RuleText>& files) {
   return "sha256:" + hex;
 }
 
-// Compiles one database per kind. A pattern Vectorscan rejects is retried in prefilter mode.
+// Compiles one database over all extractors. A pattern Vectorscan rejects is retried in
+// prefilter mode (RE2 confirms every candidate anyway).
 void compile_databases(RuleSet& rs, LoadResult& result) {
-  for (int kind = 0; kind < kObservationKindCount; ++kind) {
-    if (kind == static_cast<int>(ObservationKind::kNodeMetrics)) continue;
-    auto db = std::make_unique<KindDatabase>();
-    std::vector<uint32_t> members;
+  if (rs.extractors.empty()) return;
+  auto db = std::make_unique<KindDatabase>();
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    std::vector<const char*> exprs;
+    std::vector<unsigned> flags;
+    std::vector<unsigned> ids;
     for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
-      if (rs.extractors[i].kinds_mask & (1u << kind)) members.push_back(i);
+      const Extractor& x = rs.extractors[i];
+      exprs.push_back(x.pattern.c_str());
+      unsigned f = HS_FLAG_MULTILINE;
+      if (x.case_insensitive) f |= HS_FLAG_CASELESS;
+      if (x.prefilter) f |= HS_FLAG_PREFILTER;
+      flags.push_back(f);
+      ids.push_back(i);
     }
-    if (members.empty()) continue;
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      std::vector<const char*> exprs;
-      std::vector<unsigned> flags;
-      std::vector<unsigned> ids;
-      for (uint32_t j = 0; j < members.size(); ++j) {
-        const Extractor& x = rs.extractors[members[j]];
-        exprs.push_back(x.pattern.c_str());
-        unsigned f = HS_FLAG_MULTILINE;
-        if (x.case_insensitive) f |= HS_FLAG_CASELESS;
-        if (x.prefilter) f |= HS_FLAG_PREFILTER;
-        flags.push_back(f);
-        ids.push_back(j);
-      }
-      hs_compile_error_t* err = nullptr;
-      hs_database_t* out = nullptr;
-      hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(),
-                                       static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr,
-                                       &out, &err);
-      if (rc == HS_SUCCESS) {
-        db->db = out;
-        db->extractors = members;
-        break;
-      }
-      int bad = err != nullptr ? err->expression : -1;
-      std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
-      if (err != nullptr) hs_free_compile_error(err);
-      if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
-        result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
-        return;
-      }
-      Extractor& x = rs.extractors[members[bad]];
-      if (!x.prefilter) {
-        x.prefilter = true;  // retry this one as a prefilter (RE2 confirms every candidate)
-        continue;
-      }
-      result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
-                               fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
+    hs_compile_error_t* err = nullptr;
+    hs_database_t* out = nullptr;
+    hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                                     HS_MODE_BLOCK, nullptr, &out, &err);
+    if (rc == HS_SUCCESS) {
+      db->db = out;
+      for (uint32_t i = 0; i < rs.extractors.size(); ++i) db->extractors.push_back(i);
+      break;
+    }
+    int bad = err != nullptr ? err->expression : -1;
+    std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
+    if (err != nullptr) hs_free_compile_error(err);
+    if (bad < 0 || static_cast<size_t>(bad) >= rs.extractors.size()) {
+      result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
       return;
     }
-    if (db->db == nullptr) continue;
-    if (hs_alloc_scratch(db->db, &rs.scratch_prototype) != HS_SUCCESS) {
-      result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
-      return;
+    Extractor& x = rs.extractors[bad];
+    if (!x.prefilter) {
+      x.prefilter = true;
+      continue;
     }
-    rs.dbs[kind] = std::move(db);
+    result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
+                             fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
+    return;
   }
+  if (db->db == nullptr) return;
+  if (hs_alloc_scratch(db->db, &rs.scratch_prototype) != HS_SUCCESS) {
+    result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
+    return;
+  }
+  rs.db = std::move(db);
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ struct MatchContext {
   const char* data;
   size_t len;
   const KindDatabase* db;
+  const std::vector<Extractor>* extractors;
+  uint32_t kind_bit;
   std::vector<Candidate>* out;
   size_t cur_start = 1;  // empty range: no current line
   size_t cur_end = 0;
@@ -33,6 +35,8 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
              unsigned int /*flags*/, void* ctx_ptr) {
   auto* ctx = static_cast<MatchContext*>(ctx_ptr);
   if (to == 0) return 0;
+  uint32_t extractor = ctx->db->extractors[id];
+  if (((*ctx->extractors)[extractor].kinds_mask & ctx->kind_bit) == 0) return 0;
   size_t pos = static_cast<size_t>(to) - 1;
   if (ctx->data[pos] == '\n' && pos > 0) --pos;  // a match that swallowed the newline
   if (!(pos >= ctx->cur_start && pos < ctx->cur_end)) {
@@ -44,7 +48,6 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
     ctx->cur_start = start;
     ctx->cur_end = end == nullptr ? ctx->len : static_cast<const char*>(end) - ctx->data;
   }
-  uint32_t extractor = ctx->db->extractors[id];
   auto& out = *ctx->out;
   if (!out.empty() && out.back().line_start == ctx->cur_start && out.back().extractor == extractor)
     return 0;
@@ -169,7 +172,7 @@ struct Scanner::Impl {
     out.bytes_scanned += len;
     out.note_coverage(src.kind, src.node, lines, len);
     out.note_rank(src.rank);
-    const KindDatabase* db = rules->dbs[static_cast<size_t>(src.kind)].get();
+    const KindDatabase* db = rules->db.get();
     if (db == nullptr || db->db == nullptr || scratch == nullptr) return lines;
 
     candidates.clear();
@@ -181,7 +184,8 @@ struct Scanner::Impl {
         const void* nl = memrchr(data + slice_from, '\n', slice_len);
         if (nl != nullptr) slice_len = static_cast<const char*>(nl) - (data + slice_from) + 1;
       }
-      MatchContext ctx{data + slice_from, slice_len, db, &candidates};
+      MatchContext ctx{data + slice_from, slice_len, db, &rules->extractors,
+                       1u << static_cast<int>(src.kind), &candidates};
       size_t before = candidates.size();
       hs_scan(db->db, data + slice_from, static_cast<unsigned>(slice_len), 0, scratch, on_match, &ctx);
       for (size_t i = before; i < candidates.size(); ++i) {

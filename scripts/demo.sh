@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The main job on its embedded defaults: every bundled sample analyzed by the embedded engine and
+# written to a SQLite verdict store, then the command that opens the dashboard on it.
+set -euo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+BP="$BUILD/blueprint/attribution-blueprint"
+DB="$BUILD/demo.sqlite"
+export ATTRIBUTION_RULES_DIR="$PWD/rules"
+
+"$BP" rules lint rules
+echo
+printf '%-40s %-26s %-12s %s\n' BUNDLE OUTCOME QUALITY ROOT
+rm -f "$DB" "$DB-wal" "$DB-shm"
+bundles=()
+for dir in samples/*/; do
+  [[ -f "$dir/workload.yaml" ]] || continue
+  bundles+=(--bundle "${dir%/}")
+  "$BP" analyze "${dir%/}" -o json > "$BUILD/.demo-verdict.json" || true
+  python3 - "$dir" "$BUILD/.demo-verdict.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[2]))
+rc = v.get("root_cause") or {}
+root = rc.get("node") or "-"
+print(f"{sys.argv[1].split('/')[-2]:<40} {v['outcome']:<26} {v['quality']['level']:<12} {root} {rc.get('symptom', '')}")
+PY
+done
+rm -f "$BUILD/.demo-verdict.json"
+echo
+if "$BP" run --help >/dev/null 2>&1; then
+  "$BP" run --adapter static "${bundles[@]}" --db "$DB" >/dev/null
+  echo "Stored $(( ${#bundles[@]} / 2 )) verdicts in $DB"
+  echo "Open the dashboard:  $BP web --db $DB --listen 127.0.0.1:8080   (then browse http://127.0.0.1:8080)"
+fi
