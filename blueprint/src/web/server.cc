@@ -229,6 +229,16 @@ int run_web(const WebOptions& options, std::ostream& out, std::ostream& err) {
   svr.Get("/", serve_asset);
   svr.Get("/index.html", serve_asset);
   svr.Get(R"(/assets/[A-Za-z0-9._-]+)", serve_asset);
+  // Read-only: every other method is refused.
+  auto read_only = guarded([](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Allow", "GET, HEAD");
+    send_error(res, 405, "method_not_allowed", "the dashboard is read-only");
+  });
+  svr.Post(".*", read_only);
+  svr.Put(".*", read_only);
+  svr.Patch(".*", read_only);
+  svr.Delete(".*", read_only);
+  svr.Options(".*", read_only);
   svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) {
       set_security_headers(res);
