@@ -11,7 +11,9 @@
 # Environment: BUILD (build dir, default build-bench), BIN, GEN, DATA (bench/data), OUT (bench/out),
 # REPS (5), SIZES ("100M 1G"), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 4096 16384",
 # at RANK_SIZE=1G), GREP_MAX_MB (1100: grep -E/-P only on bundles up to this size), SEED (1),
-# KEEP_DATA (0: delete the 10 GB bundle at the end).
+# KEEP_DATA (0: delete the 10 GB bundle at the end), BIG_REPS (1: the 10 GB bundle is timed once,
+# with 2 threads only, after a cat to warm the page cache), WARMUP (0: no untimed run before the
+# REPS timed ones; the cat already warmed the page cache).
 # Needs: rg (ripgrep), GNU grep, /usr/bin/time (package `time`), /usr/bin/python3.
 set -euo pipefail
 
@@ -28,6 +30,7 @@ RANKS=${RANKS:-64}
 RANK_SCALE=${RANK_SCALE-"16 256 4096 16384"}
 RANK_SIZE=${RANK_SIZE:-1G}
 GREP_MAX_MB=${GREP_MAX_MB:-1100}
+WARMUP=${WARMUP:-0}
 SEED=${SEED:-1}
 KEEP_DATA=${KEEP_DATA:-0}
 RULES=$ROOT/rules
@@ -60,31 +63,35 @@ warm() { find "$1" -type f \( -name '*.log' -o -name '*.txt' \) -print0 | xargs 
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
-# measure NAME CMD... : runs REPS times (after one warm-up run), sets WALL (median s) and RSS
-# (max KB over the runs). stdout of the command goes to $TMP/out.NAME.
+# measure NAME CMD... : runs REPS times (after one untimed run if WARMUP=1; the files were cat'ed), sets WALL (median s), CPU (median
+# user+sys s: less sensitive than wall time to other load on a shared machine) and RSS (max KB). stdout of the command goes to $TMP/out.NAME.
 measure() {
   local name=$1; shift
-  : > "$TMP/walls"; : > "$TMP/rss"
-  "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true
+  : > "$TMP/walls"; : > "$TMP/rss"; : > "$TMP/cpu"
+  [[ $WARMUP == 1 ]] && { "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true; }
   for ((i = 0; i < REPS; i++)); do
-    /usr/bin/time -f '%e %M' -o "$TMP/time" "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true
+    /usr/bin/time -f '%e %M %U %S' -o "$TMP/time" "$@" > "$TMP/out.$name" 2> "$TMP/err.$name" || true
     tail -1 "$TMP/time" | awk '{print $1}' >> "$TMP/walls"
     tail -1 "$TMP/time" | awk '{print $2}' >> "$TMP/rss"
+    tail -1 "$TMP/time" | awk '{print $3 + $4}' >> "$TMP/cpu"
   done
   WALL=$(median < "$TMP/walls")
   RSS=$(sort -g "$TMP/rss" | tail -1)
+  CPU=$(median < "$TMP/cpu")
 }
 
-printf '%-34s %6s %7s %-12s %8s %7s %9s %8s\n' "bundle" "size" "files" "tool" "wall_s" "GB/s" "rss_MB" "vs_rg" | tee "$OUT/table.txt"
-echo "bundle,bytes,files,ranks,tool,threads,wall_s,gbps,rss_kb,verdict_bytes,outcome,root_node" > "$OUT/results.csv"
+printf '%-30s %5s %6s %-11s %7s %6s %7s %9s %7s %6s %7s\n' "bundle" "size" "files" "tool" "wall_s" "GB/s" "cpu_s" "GB/cpu-s" "rss_MB" "vs_rg" "cpu/rg" | tee "$OUT/table.txt"
+echo "bundle,bytes,files,ranks,tool,threads,wall_s,gbps,cpu_s,gb_per_cpu_s,rss_kb,verdict_bytes,outcome,root_node" > "$OUT/results.csv"
 
-row() {  # row BUNDLE BYTES FILES RANKS TOOL THREADS WALL RSS RGWALL VBYTES OUTCOME ROOT
-  local gbps ratio="" mb
+row() {  # row BUNDLE BYTES FILES RANKS TOOL THREADS WALL RSS CPU RGWALL RGCPU VBYTES OUTCOME ROOT
+  local gbps gbc ratio="" cratio="" mb
   gbps=$(awk -v b="$2" -v w="$7" 'BEGIN {printf "%.2f", (w > 0 ? b / w / 1e9 : 0)}')
+  gbc=$(awk -v b="$2" -v w="$9" 'BEGIN {printf "%.2f", (w > 0 ? b / w / 1e9 : 0)}')
   mb=$(awk -v k="$8" 'BEGIN {printf "%.0f", k / 1024}')
-  [[ -n "$9" ]] && ratio=$(awk -v a="$7" -v r="$9" 'BEGIN {printf "%.2f", (r > 0 ? a / r : 0)}')
-  printf '%-34s %6s %7s %-12s %8s %7s %9s %8s\n' "$(basename "$1")" "$(numfmt --to=iec "$2")" "$3" "$5" "$7" "$gbps" "$mb" "$ratio" | tee -a "$OUT/table.txt"
-  echo "$(basename "$1"),$2,$3,$4,$5,$6,$7,$gbps,$8,${10},${11},${12}" >> "$OUT/results.csv"
+  [[ -n "${10}" ]] && ratio=$(awk -v a="$7" -v r="${10}" 'BEGIN {printf "%.2f", (r > 0 ? a / r : 0)}')
+  [[ -n "${11}" ]] && cratio=$(awk -v a="$9" -v r="${11}" 'BEGIN {printf "%.2f", (r > 0 ? a / r : 0)}')
+  printf '%-30s %5s %6s %-11s %7s %6s %7s %9s %7s %6s %7s\n' "$(basename "$1" | sed 's/-seed[0-9]*$//')" "$(numfmt --to=iec "$2")" "$3" "$5" "$7" "$gbps" "$9" "$gbc" "$mb" "$ratio" "$cratio" | tee -a "$OUT/table.txt"
+  echo "$(basename "$1"),$2,$3,$4,$5,$6,$7,$gbps,$9,$gbc,$8,${12},${13},${14}" >> "$OUT/results.csv"
 }
 
 verdict_field() {  # verdict_field FILE KEY
@@ -101,30 +108,33 @@ bench_bundle() {
   files=$(find "$dir" -type f \( -name '*.log' -o -name '*.txt' \) ! -name expected.txt | wc -l)
   ranks=$(sed -n 's/^ranks=//p' "$dir/expected.txt")
   warm "$dir"
-  local rg1 rg2
-  measure rg1 rg --no-config -uu -a -c -j1 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-  rg1=$WALL; local rg1rss=$RSS
+  local rg1="" rg2 rg1rss="" rg1cpu="" threads=${THREADS:-1 2}
+  AN1=""
+  if [[ " $threads " == *" 1 "* ]]; then
+    measure rg1 rg --no-config -uu -a -c -j1 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+    rg1=$WALL; rg1rss=$RSS; rg1cpu=$CPU
+  fi
   measure rg2 rg --no-config -uu -a -c -j2 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-  rg2=$WALL; local rg2rss=$RSS
-  for t in 1 2; do
+  rg2=$WALL; local rg2rss=$RSS rg2cpu=$CPU
+  for t in $threads; do
     measure "an$t" "$BIN" analyze -j "$t" --rules "$RULES" -o json "$dir"
-    local vb outcome root ref
+    local vb outcome root ref refc
     vb=$(wc -c < "$TMP/out.an$t")
     cp "$TMP/out.an$t" "$OUT/verdict-$(basename "$dir").json"
     outcome=$(verdict_field "$TMP/out.an$t" outcome)
     root=$(verdict_field "$TMP/out.an$t" root_cause.node)
-    [[ $t == 1 ]] && ref=$rg1 || ref=$rg2
-    row "$dir" "$bytes" "$files" "$ranks" "analyze-j$t" "$t" "$WALL" "$RSS" "$ref" "$vb" "$outcome" "$root"
+    if [[ $t == 1 ]]; then ref=$rg1; refc=$rg1cpu; else ref=$rg2; refc=$rg2cpu; fi
+    row "$dir" "$bytes" "$files" "$ranks" "analyze-j$t" "$t" "$WALL" "$RSS" "$CPU" "$ref" "$refc" "$vb" "$outcome" "$root"
     [[ $t == 1 ]] && AN1=$WALL || AN2=$WALL
     AN_RSS=$RSS
   done
-  row "$dir" "$bytes" "$files" "$ranks" "rg-j1" 1 "$rg1" "$rg1rss" "" "" "" ""
-  row "$dir" "$bytes" "$files" "$ranks" "rg-j2" 2 "$rg2" "$rg2rss" "" "" "" ""
+  [[ -n "$rg1" ]] && row "$dir" "$bytes" "$files" "$ranks" "rg-j1" 1 "$rg1" "$rg1rss" "$rg1cpu" "" "" "" "" ""
+  row "$dir" "$bytes" "$files" "$ranks" "rg-j2" 2 "$rg2" "$rg2rss" "$rg2cpu" "" "" "" "" ""
   if [[ $with_grep == grep ]] && (( bytes <= GREP_MAX_MB * 1024 * 1024 )); then
     measure grepE grep -r -a -c -E -f "$OUT/ere.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-    row "$dir" "$bytes" "$files" "$ranks" "grep-E" 1 "$WALL" "$RSS" "" "" "" ""
+    row "$dir" "$bytes" "$files" "$ranks" "grep-E" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
     measure grepP grep -r -a -c -P -f "$OUT/pcre.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-    row "$dir" "$bytes" "$files" "$ranks" "grep-P" 1 "$WALL" "$RSS" "" "" "" ""
+    row "$dir" "$bytes" "$files" "$ranks" "grep-P" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
     # Matching-line totals: every tool should find the same lines.
     local m_rg m_e m_p
     m_rg=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.rg2")
@@ -132,7 +142,7 @@ bench_bundle() {
     m_p=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepP")
     echo "  matching lines: rg $m_rg, grep -E $m_e, grep -P $m_p" | tee -a "$OUT/table.txt"
   fi
-  echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", a / b}')" | tee -a "$OUT/table.txt"
+  echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", (a > 0 ? a / b : 0)}')" | tee -a "$OUT/table.txt"
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $NPAT patterns, REPS=$REPS" | tee -a "$OUT/table.txt"
@@ -145,7 +155,7 @@ if [[ -n "$BIG" ]]; then
     echo "skipping $BIG: only ${avail}G free" | tee -a "$OUT/table.txt"
   else
     big=$(gen "$BIG" "$RANKS" xid79)
-    bench_bundle "$big" nogrep
+    THREADS=2 REPS=${BIG_REPS:-1} bench_bundle "$big" nogrep
     echo "  $BIG peak RSS analyze -j2: $(awk -v k="$AN_RSS" 'BEGIN {printf "%.0f MB", k / 1024}')" | tee -a "$OUT/table.txt"
     [[ $KEEP_DATA == 1 ]] || rm -rf "$big"
   fi
