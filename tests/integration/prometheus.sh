@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prometheus collector against a real Prometheus (Debian 12: apt-get install prometheus, 2.42):
+# the dcgm-metrics-only-xid79 sample's DCGM series are backfilled with
+#   promtool tsdb create-blocks-from openmetrics FILE DIR
+# and served by prometheus on 127.0.0.1:<free port> (no scraping). Then prometheus_live_test runs.
+# Usage: prometheus.sh BUILD_TEST_DIR   (the directory holding prometheus_live_test)
+# Exit 77 (skipped) when prometheus/promtool are not installed.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+bin_dir="${1:-$here/build/col-tests}"
+command -v prometheus >/dev/null && command -v promtool >/dev/null || {
+  echo "SKIP: prometheus/promtool not installed (apt-get install prometheus)"; exit 77; }
+test_bin="$bin_dir/prometheus_live_test"
+[ -x "$test_bin" ] || { echo "missing $test_bin"; exit 1; }
+
+work="$(mktemp -d /tmp/attr-prom-XXXXXX)"
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# Text exposition with millisecond timestamps → OpenMetrics (seconds, # EOF).
+awk '/^#/ { if ($2 == "TYPE" || $2 == "HELP") print; next }
+     NF >= 3 { ts = $NF; $NF = sprintf("%.3f", ts / 1000); print; next }
+     { print }
+     END { print "# EOF" }' "$here/samples/dcgm-metrics-only-xid79/metrics/dcgm.prom" > "$work/dcgm.om"
+mkdir -p "$work/data"
+promtool tsdb create-blocks-from openmetrics "$work/dcgm.om" "$work/data" > "$work/promtool.log" 2>&1 || {
+  cat "$work/promtool.log"; exit 1; }
+printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' > "$work/prometheus.yml"
+port="$(free_port)"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+  --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$port" \
+  > "$work/prometheus.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 150); do
+  curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/prometheus.log"; exit 1; }
+  sleep 0.2
+done
+curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null || { echo "prometheus not ready"; tail -20 "$work/prometheus.log"; exit 1; }
+down_port="$(free_port)"
+PROM_URL="http://127.0.0.1:$port" PROM_DOWN_URL="http://127.0.0.1:$down_port" timeout 100 "$test_bin"
