@@ -22,10 +22,14 @@ fi
 db="$art/samples.sqlite"
 rm -f "$db" "$db-wal" "$db-shm"
 if [[ ${DASHBOARD_FIXTURE_STORE:-0} != 1 ]] && "$bin" run --help 2>/dev/null | grep -q -- '--db'; then
+  bundles=()
   for d in "$root"/samples/*/; do
-    [[ -f $d/workload.yaml ]] || continue
-    "$bin" run --adapter static --bundle "$d" --db "$db" >/dev/null 2>>"$art/run.log" || true
+    [[ -f $d/workload.yaml ]] && bundles+=(--bundle "${d%/}")
   done
+  ATTRIBUTION_RULES_DIR=${ATTRIBUTION_RULES_DIR:-$root/rules} \
+    "$bin" run --adapter static "${bundles[@]}" --db "$db" -j 2 >"$art/run.log" 2>&1 || {
+      echo "note: 'run --adapter static' exited $? (see $art/run.log)"; }
+  echo "store written by the blueprint's writer: $db"
 else
   python3 "$here/build_store.py" "$bin" "$db" --samples "$root/samples" --cache "$art/verdicts" --jobs 2
 fi
