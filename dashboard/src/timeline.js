@@ -33,7 +33,7 @@ function tickLabel(t, step) {
   if (step >= 86400e3) return iso.slice(5, 10);
   if (step >= 60e3) return iso.slice(11, 16);
   if (step >= 1e3) return iso.slice(11, 19);
-  return iso.slice(17, 23) + 's';
+  return iso.slice(11, 23);
 }
 
 // mode: 'failure' (zoom on the failure: root cause and what it explains) or 'run' (whole run).

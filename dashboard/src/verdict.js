@@ -1,7 +1,7 @@
 // Verdict page: summary, timeline picture, explained symptoms, evidence trail, connector reports.
 import { api } from './api.js';
 import { h, domainBadge, qualityBadge, fmtTime, fmtBytes } from './util.js';
-import { timelineSvg, legend } from './timeline.js';
+import { timelineSvg, legend, rowsOf } from './timeline.js';
 
 export async function renderVerdict(id) {
   const { run, verdict: v, verdict_error } = await api(`runs/${encodeURIComponent(id)}`);
@@ -103,6 +103,17 @@ function summary(v) {
   grid.append(h('div', null, h('h3', null, 'Act on'), (v.affected_nodes || []).length
     ? h('ul', { class: 'affected' }, v.affected_nodes.map((n) => h('li', null, h('a', { href: `#/runs?node=${encodeURIComponent(n)}` }, n))))
     : h('p', { class: 'muted' }, 'no node to drain')));
+  // What the root cause explains, per node with its rank group: the victims an operator should not chase.
+  const explainedNodes = new Map();
+  const byRoot = new Set((v.symptoms || []).filter((x) => rc && x.explained_by === rc.symptom).map((x) => `${x.id}|${x.node || ''}`));
+  for (const e of v.timeline || [])
+    if (e.role === 'explained' && e.node && byRoot.has(`${e.symptom}|${e.node}`)) explainedNodes.set(e.node, (explainedNodes.get(e.node) || 0) + (e.count || 1));
+  if (rc && explainedNodes.size) {
+    const ranks = new Map(rowsOf(v).map((r) => [r.node, r.ranks]));
+    grid.append(h('div', { class: 'consequences', id: 'consequences' }, h('h3', null, `Explained by ${rc.symptom}`),
+      h('ul', null, [...explainedNodes].map(([n, c]) => h('li', null, h('b', null, n), ranks.get(n) ? ` (ranks ${ranks.get(n)})` : '',
+        ` · ${c} symptom${c === 1 ? '' : 's'}${n === rc.node ? ' on the culprit itself' : ' — a victim, not a cause'}`)))));
+  }
   grid.append(h('div', null, h('h3', null, `Quality: ${q.level}`), h('ul', { class: 'reasons' }, (q.reasons || []).map((r) => h('li', null, r)))));
   if ((q.candidates || []).length)
     grid.append(h('div', { id: 'candidates' }, h('h3', null, 'Candidates'), h('ul', null, q.candidates.map((c) => h('li', null,

@@ -97,6 +97,9 @@ try {
     assert.match(await page.textContent('#evidence'), /NVRM: Xid \(PCI:0000:81:00\): 79/);
     assert.match(await page.textContent('#evidence'), /kernel\/dmesg-gpu-a03\.txt:18/);
     assert.ok(await page.locator('#connectors tbody tr').count() >= 5);
+    const consequences = await page.textContent('#consequences');
+    for (const n of ['gpu-a01', 'gpu-a02', 'gpu-a04']) assert.match(consequences, new RegExp(`${n} \\(ranks [0-9,-]+\\)[^]*victim`));
+    await page.locator('#summary').screenshot({ path: path.join(art, 'summary-cascade.png') });
     await shot('verdict-cascade');
     await page.locator('#timeline').screenshot({ path: path.join(art, 'timeline-cascade.png') });
     await page.click('button[data-mode=run]');
