@@ -6,6 +6,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -215,6 +216,13 @@ class WorkGate {
   std::condition_variable cv_;
   size_t slots_, queue_, active_ = 0, waiting_ = 0;
 };
+
+// Lines in a text chunk (a last line without '\n' counts).
+uint64_t count_lines(std::string_view text) {
+  uint64_t n = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  if (!text.empty() && text.back() != '\n') n++;
+  return n;
+}
 
 struct SessionState {
   SessionState(std::shared_ptr<const RuleSet> rules, ExecutionContext ctx)
@@ -531,6 +539,89 @@ struct Service::Impl {
                     "application/json");
   }
 
+  // Raw text of one source (a log file or a chunk of one), scanned by Session::ingest_text exactly
+  // as the embedded engine scans bundle files: same TextSource defaults, same time look-back.
+  void ingest_text(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
+    auto s = find(req.matches[1], req, res);
+    if (!s) return;
+    TextBatch tb;
+    std::string err;
+    auto param = [&](const char* k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
+    auto to_i64 = [&](const char* k, int64_t& out) {
+      std::string v = param(k);
+      if (v.empty()) return true;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec != std::errc() || p != v.data() + v.size()) {
+        err = std::string(k) + ": not an integer";
+        return false;
+      }
+      return true;
+    };
+    tb.source.name = param("source");
+    if (tb.source.name.empty()) err = "source: required (the file or stream name shown in evidence)";
+    if (auto k = param("kind"); err.empty() && !k.empty()) {
+      auto kind = parse_observation_kind(k);
+      if (!kind) err = "kind: unknown observation kind";
+      else tb.source.kind = *kind;
+    }
+    tb.source.node = param("node");
+    tb.source.gpu = param("gpu");
+    tb.source.note = param("note");
+    int64_t rank = kNoRank, year = 0, first = 1;
+    if (err.empty() && to_i64("rank", rank) && to_i64("utc_offset_s", tb.source.utc_offset_s) &&
+        to_i64("default_year", year) && to_i64("first_line", first)) {
+      if (rank < kNoRank || rank > 100000000) err = "rank: out of range";
+      if (first < 1) err = "first_line: must be at least 1";
+    }
+    tb.source.rank = static_cast<int>(rank);
+    tb.source.default_year = static_cast<int>(year);
+    tb.first_line = static_cast<uint64_t>(first);
+    if (auto bt = param("boot_time"); err.empty() && !bt.empty()) {
+      auto t = parse_rfc3339(bt);
+      if (!t.ok()) err = "boot_time: " + t.error;
+      else tb.source.boot_time = t.value;
+    }
+    if (!err.empty()) {
+      problem(res, req, {400, "invalid_parameter", err});
+      return;
+    }
+    Slot slot;
+    if (!acquire(slot, req, res)) return;
+    if (!read_body(req, res, reader, tb.text)) return;
+    uint64_t lines = count_lines(tb.text);
+    uint64_t total;
+    {
+      std::lock_guard lock(s->mu);
+      if (s->closed) {
+        problem(res, req, {410, "session_closed", "session " + s->id + " was closed"});
+        return;
+      }
+      if (s->observations + lines > cfg.max_observations_per_session) {
+        metrics.add_discarded("session_limit", lines);
+        problem(res, req, {413, "session_observation_limit",
+                           std::to_string(lines) + " more lines would exceed the session limit of " +
+                               std::to_string(cfg.max_observations_per_session)});
+        return;
+      }
+      if (lines) {
+        auto now = now_ns();
+        if (!store->append_batch(s->id, BatchKind::kText, encode_text(tb), lines, now)) {
+          metrics.add_store_error();
+          problem(res, req, {503, "store_error", "the text could not be persisted; nothing was accepted"});
+          return;
+        }
+        s->session.ingest_text(tb.source, tb.text, tb.first_line);
+        s->observations += lines;
+        s->updated_ns = now;
+      }
+      total = s->observations;
+    }
+    metrics.add_ingested(std::string(to_string(tb.source.kind)), lines);
+    res.set_content("{\"accepted\":" + std::to_string(lines) + ",\"rejected\":[],\"rejected_count\":0,\"truncated\":0" +
+                        ",\"session_observations\":" + std::to_string(total) + "}",
+                    "application/json");
+  }
+
   // ---- session lifecycle
 
   void create_session(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
@@ -808,6 +899,11 @@ struct Service::Impl {
           if (!decode_observations(blob, obs)) ok = false;
           for (const auto& o : obs) state->session.ingest(o);
           state->observations += obs.size();
+        } else if (kind == BatchKind::kText) {
+          TextBatch tb;
+          if (!decode_text(blob, tb)) ok = false;
+          else state->session.ingest_text(tb.source, tb.text, tb.first_line);
+          state->observations += count_lines(tb.text);
         } else {
           reps.clear();
           if (!decode_reports(blob, reps)) ok = false;
@@ -870,7 +966,7 @@ struct Service::Impl {
       for (const char* p : {"/v2/sessions/{id}/observations", "/v2/sessions/{id}/connector_reports",
                             "/v2/sessions/{id}/attribute", "/v2/sessions/{id}/verdicts/latest",
                             "/v2/sessions/{id}/verdicts", "/v2/sessions/{id}/loki/api/v1/push",
-                            "/v2/sessions/{id}/prometheus_metrics", "/v2/sessions/{id}"}) {
+                            "/v2/sessions/{id}/prometheus_metrics", "/v2/sessions/{id}/text", "/v2/sessions/{id}"}) {
         std::string re = p;
         re.replace(re.find("{id}"), 4, "[^/]+");
         r.emplace_back(std::regex(re), p);
@@ -992,6 +1088,7 @@ struct Service::Impl {
     post("/v2/sessions/" + id + "/loki/api/v1/push", &Impl::ingest_loki);
     post("/v2/sessions/" + id + "/prometheus_metrics", &Impl::ingest_prometheus);
     post("/v2/sessions/" + id + "/connector_reports", &Impl::connector_reports);
+    post("/v2/sessions/" + id + "/text", &Impl::ingest_text);
     post("/v2/sessions/" + id + "/attribute", &Impl::attribute_post);
     server->Get("/v2/sessions/" + id + "/verdicts", [this](const httplib::Request& req, httplib::Response& res) { verdicts(req, res, false); });
     server->Get("/v2/sessions/" + id + "/verdicts/latest", [this](const httplib::Request& req, httplib::Response& res) { verdicts(req, res, true); });

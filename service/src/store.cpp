@@ -163,6 +163,42 @@ bool decode_reports(std::string_view blob, std::vector<ConnectorReport>& out) {
   return r.ok && r.pos == blob.size();
 }
 
+std::string encode_text(const TextBatch& b) {
+  std::string out;
+  out.push_back(1);
+  put_str(out, b.source.name);
+  out.push_back(static_cast<char>(b.source.kind));
+  put_str(out, b.source.node);
+  put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(b.source.rank)));
+  put_str(out, b.source.gpu);
+  put_u64(out, static_cast<uint64_t>(b.source.boot_time));
+  put_u64(out, static_cast<uint64_t>(b.source.utc_offset_s));
+  put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(b.source.default_year)));
+  put_str(out, b.source.note);
+  put_u64(out, b.first_line);
+  put_str(out, b.text);
+  return out;
+}
+
+bool decode_text(std::string_view blob, TextBatch& b) {
+  Reader r{blob};
+  if (r.u8() != 1) return false;
+  b.source.name = r.str();
+  uint8_t kind = r.u8();
+  if (kind >= kObservationKindCount) return false;
+  b.source.kind = static_cast<ObservationKind>(kind);
+  b.source.node = r.str();
+  b.source.rank = static_cast<int>(static_cast<int64_t>(r.u64()));
+  b.source.gpu = r.str();
+  b.source.boot_time = static_cast<int64_t>(r.u64());
+  b.source.utc_offset_s = static_cast<int64_t>(r.u64());
+  b.source.default_year = static_cast<int>(static_cast<int64_t>(r.u64()));
+  b.source.note = r.str();
+  b.first_line = r.u64();
+  b.text = r.str();
+  return r.ok && r.pos == blob.size();
+}
+
 std::unique_ptr<Store> Store::open(const std::string& path, std::string& error) {
   std::unique_ptr<Store> st(new Store());
   if (sqlite3_open_v2(path.c_str(), &st->db_,

@@ -26,6 +26,15 @@ bool decode_observations(std::string_view blob, std::vector<Observation>& out);
 std::string encode_reports(const std::vector<ConnectorReport>& reports);
 bool decode_reports(std::string_view blob, std::vector<ConnectorReport>& out);
 
+// A raw text chunk of one source (POST .../text), replayed through Session::ingest_text.
+struct TextBatch {
+  TextSource source;
+  uint64_t first_line = 1;
+  std::string text;
+};
+std::string encode_text(const TextBatch& batch);
+bool decode_text(std::string_view blob, TextBatch& out);
+
 struct StoredSession {
   std::string id;
   std::string context_json;
@@ -41,7 +50,7 @@ struct StoredVerdict {
   std::string json;
 };
 
-enum class BatchKind : int { kObservations = 0, kReports = 1 };
+enum class BatchKind : int { kObservations = 0, kReports = 1, kText = 2 };
 
 class Store {
  public:

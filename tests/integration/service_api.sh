@@ -29,13 +29,13 @@ for bundle in "$SVC_SRC"/samples/*/; do
   python3 "$MAKE_WORKLOAD" bundle "$bundle" "$wl"
   [[ $(http POST "$URL/v2/sessions" -H 'Content-Type: application/json' --data-binary @"$wl/context.json") == 201 ]] \
     || svc_fail "$name: create session: $(cat "$SVC_TMP/body")"
-  id=$(json_field "$SVC_TMP/body" id)
-  split -l 97 "$wl/obs.ndjson" "$wl/chunk-"
+  id=$(grep -o '"id":"[0-9a-f]*"' "$SVC_TMP/body" | head -1 | cut -d'"' -f4)
+  split -l 250 "$wl/obs.ndjson" "$wl/chunk-"
   total=0
   for chunk in "$wl"/chunk-*; do
     [[ $(http POST "$URL/v2/sessions/$id/observations" -H 'Content-Type: application/x-ndjson' --data-binary @"$chunk") == 200 ]] \
       || svc_fail "$name: ingest: $(cat "$SVC_TMP/body")"
-    total=$((total + $(json_field "$SVC_TMP/body" accepted)))
+    total=$((total + $(grep -o '"accepted":[0-9]*' "$SVC_TMP/body" | cut -d: -f2)))
   done
   [[ $total == $(wc -l < "$wl/obs.ndjson") ]] || svc_fail "$name: accepted $total of $(wc -l < "$wl/obs.ndjson")"
   [[ $(http POST "$URL/v2/sessions/$id/attribute") == 200 ]] || svc_fail "$name: attribute"
@@ -45,8 +45,7 @@ for bundle in "$SVC_SRC"/samples/*/; do
   cmp -s "$SVC_TMP/body" "$wl/session.json" || svc_fail "$name: session verdict differs from one-shot verdict"
   [[ $(http GET "$URL/v2/sessions/$id/verdicts/latest") == 200 ]] && cmp -s "$SVC_TMP/body" "$wl/session.json" \
     || svc_fail "$name: latest verdict"
-  python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); assert v["schema"]=="attribution.verdict/v1", v' "$wl/session.json" \
-    || svc_fail "$name: verdict schema"
+  grep -q '"schema":"attribution.verdict/v1"' "$wl/session.json" || svc_fail "$name: verdict schema"
   [[ $(http DELETE "$URL/v2/sessions/$id") == 204 ]] || svc_fail "$name: close"
   n_bundles=$((n_bundles + 1))
 done

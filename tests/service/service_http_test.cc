@@ -586,6 +586,52 @@ TEST(ServiceHttp, BearerTokenRequiredWhenConfigured) {
   EXPECT_EQ(c.Get("/metrics")->status, 200);
 }
 
+TEST(ServiceHttp, TextIngestMatchesEmbeddedIngestText) {
+  // The blueprint's embedded path scans bundle files with Session::ingest_text; POST .../text
+  // lets a remote client get the same bytes, and it survives a restart.
+  fs::path dir = fs::path(ATTRIBUTION_SOURCE_DIR) / "samples/xid79-nccl-watchdog-cascade";
+  auto m = parse_bundle_manifest(read_file(dir / "workload.yaml"), "workload.yaml");
+  ASSERT_TRUE(m.ok()) << m.error;
+  Session embedded(rules(), m.value.context);
+  for (const auto& src : m.value.sources) {
+    TextSource ts = src.defaults;
+    ts.name = src.path;
+    embedded.ingest_text(ts, read_file(dir / src.path));
+  }
+  std::string expected = embedded.attribute().json;
+  TempDir tmp;
+  std::string id;
+  {
+    Running svc(base_config(tmp));
+    ASSERT_EQ(svc.error(), "");
+    auto c = svc.client();
+    id = create_session(c, context_to_json(m.value.context));
+    for (const auto& src : m.value.sources) {
+      const auto& d = src.defaults;
+      httplib::Params q = {{"source", src.path}, {"kind", std::string(to_string(d.kind))}};
+      if (!d.node.empty()) q.emplace("node", d.node);
+      if (d.rank != kNoRank) q.emplace("rank", std::to_string(d.rank));
+      if (!d.gpu.empty()) q.emplace("gpu", d.gpu);
+      if (d.boot_time != kNoTime) q.emplace("boot_time", format_rfc3339(d.boot_time));
+      if (d.utc_offset_s) q.emplace("utc_offset_s", std::to_string(d.utc_offset_s));
+      if (!d.note.empty()) q.emplace("note", d.note);
+      std::string path = "/v2/sessions/" + id + "/text?" + httplib::detail::params_to_query_str(q);
+      auto r = c.Post(path, read_file(dir / src.path), "text/plain");
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+    }
+    auto v = c.Post("/v2/sessions/" + id + "/attribute", "", "application/json");
+    EXPECT_EQ(v->body, expected);
+    expect_problem(c.Post("/v2/sessions/" + id + "/text", "x", "text/plain"), 400, "invalid_parameter");
+    expect_problem(c.Post("/v2/sessions/" + id + "/text?source=a&boot_time=soon", "x", "text/plain"), 400,
+                   "invalid_parameter");
+  }
+  Running again(base_config(tmp));
+  ASSERT_EQ(again.error(), "");
+  auto c = again.client();
+  EXPECT_EQ(c.Post("/v2/sessions/" + id + "/attribute", "", "application/json")->body, expected);
+}
+
 TEST(ServiceHttp, IdleSessionsExpireAfterTtl) {
   const auto& w = sample();
   TempDir dir;
