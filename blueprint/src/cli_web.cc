@@ -11,9 +11,11 @@ namespace {
 void setup_web_command(CLI::App& app, int& exit_code) {
   static web::WebOptions options;
   auto* w = app.add_subcommand("web", "Serve the read-only dashboard over a verdict store");
-  w->add_option("--db", options.db, "Verdict store (SQLite file; opened read-only)")
-      ->required()
-      ->envname("ATTRIBUTION_DB");
+  auto* db = w->add_option("--db", options.db, "Verdict store: SQLite file (opened read-only)")->envname("ATTRIBUTION_DB");
+  auto* pg = w->add_option("--postgres", options.postgres, "Verdict store: PostgreSQL DSN (read-only sessions)")
+                 ->envname("ATTRIBUTION_POSTGRES_DSN");
+  db->excludes(pg);
+  pg->excludes(db);
   w->add_option("--listen", options.listen, "HOST:PORT to listen on (port 0 picks a free port)")
       ->envname("ATTRIBUTION_WEB_LISTEN")
       ->capture_default_str();

@@ -48,5 +48,7 @@ class StoreReader {
 
 // Opens `path` read-only; throws std::runtime_error naming the file when it is not a verdict store.
 std::unique_ptr<StoreReader> open_sqlite_reader(const std::string& path, int connections);
+// PostgreSQL store (libpq DSN); sessions are read-only. Throws when unreachable or without support.
+std::unique_ptr<StoreReader> open_postgres_reader(const std::string& dsn, int connections);
 
 }  // namespace attribution::blueprint::web

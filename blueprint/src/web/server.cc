@@ -115,9 +115,14 @@ int run_web(const WebOptions& options, std::ostream& out, std::ostream& err) {
     err << "attribution-blueprint web: --listen must be HOST:PORT, got '" << options.listen << "'\n";
     return 2;
   }
+  if (options.db.empty() == options.postgres.empty()) {
+    err << "attribution-blueprint web: give exactly one of --db PATH or --postgres DSN\n";
+    return 2;
+  }
   std::unique_ptr<StoreReader> store;
   try {
-    store = open_sqlite_reader(options.db, std::max(2, options.threads));
+    store = options.db.empty() ? open_postgres_reader(options.postgres, std::max(2, options.threads))
+                               : open_sqlite_reader(options.db, std::max(2, options.threads));
   } catch (const std::exception& e) {
     err << "attribution-blueprint web: " << e.what() << "\n";
     return 1;

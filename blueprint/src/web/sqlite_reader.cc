@@ -3,6 +3,10 @@
 // the runs_end index.
 #include <sqlite3.h>
 
+#ifdef ATTRIBUTION_HAVE_PQXX
+#include <pqxx/pqxx>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -130,6 +134,11 @@ class Stmt {
   Stmt& operator=(const Stmt&) = delete;
   void bind(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
   void bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  void bind_null(int i) { sqlite3_bind_null(s_, i); }
+  void reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
   bool step() {
     int rc = sqlite3_step(s_);
     if (rc == SQLITE_ROW) return true;
@@ -299,31 +308,40 @@ struct Summary {
   Pool::Lease lease() { return pool.lease(); }
 };
 
-class SqliteReader final : public StoreReader {
+// The queries of every store: lists, counts, facets and the fleet run on the in-memory summary;
+// a subclass fills the summary from its store and reads single runs and labels from it.
+class SummaryReader : public StoreReader {
  public:
-  SqliteReader(std::string path, int connections) : path_(std::move(path)), connections_(std::max(1, connections)) {
-    for (int i = 0; i < connections_; ++i) store_.add(open());
-    watch_ = open();
-    try {
-      auto c = store_.lease();
-      Stmt s(c.db(), "SELECT count(*) FROM runs");
-      s.step();
-      Stmt n(c.db(), "SELECT count(*) FROM run_nodes");
-      n.step();
-    } catch (const std::exception& e) {
-      throw std::runtime_error(path_ + ": not a verdict store (docs/store.md): " + e.what());
-    }
-    data_version_ = read_data_version();
+  explicit SummaryReader(int connections) : connections_(std::max(1, connections)) {}
+
+ protected:
+  // Creates and fills the summary tables (kSummarySchema's shape) in `builder`.
+  virtual void fill_summary(sqlite3* builder) = 0;
+  // Root-cause labels of the given run ids (a comma-separated list of integers).
+  virtual std::map<int64_t, json> root_labels(const std::string& ids) = 0;
+  // One run's columns and raw verdict.
+  virtual std::optional<json> fetch_run(int64_t id, std::string* verdict_json) = 0;
+  // Changes whenever the store changed (cheap; called at most every 2 s).
+  virtual int64_t source_version() = 0;
+
+  // Subclass constructors call start() once the store is open and stop() in their destructor.
+  void start() {
+    data_version_ = source_version();
     current_ = build_summary();
     last_check_ = std::chrono::steady_clock::now();
   }
-
-  ~SqliteReader() override {
-    std::lock_guard lock(refresh_mu_);
-    if (rebuild_.joinable()) rebuild_.join();
+  void stop() {
+    std::unique_lock lock(refresh_mu_);
+    stopped_ = true;
+    if (rebuild_.joinable()) {
+      auto t = std::move(rebuild_);
+      lock.unlock();
+      t.join();
+    }
   }
 
-  std::string describe() const override { return "sqlite:" + path_; }
+ public:
+  std::optional<json> get_run(int64_t id, std::string* verdict_json) override { return fetch_run(id, verdict_json); }
 
   json list_runs(const RunFilter& f, const std::optional<PageCursor>& after, int limit) override {
     Where w = where_of(f, true);
@@ -368,10 +386,7 @@ class SqliteReader final : public StoreReader {
     if (!ids.empty()) {
       std::string in;
       for (size_t i = 0; i < ids.size(); ++i) in += (i ? "," : "") + std::to_string(ids[i]);
-      auto st = store_.lease();
-      Stmt l(st.db(), "SELECT id, json_extract(verdict_json, '$.root_cause.label') FROM runs WHERE id IN (" + in + ")");
-      std::map<int64_t, json> labels;
-      while (l.step()) labels[l.i64(0)] = l.text_or_null(1);
+      std::map<int64_t, json> labels = root_labels(in);
       for (auto& r : rows) r["root_label"] = labels[r["id"].get<int64_t>()];
     }
     return {{"runs", std::move(rows)}, {"next_cursor", more && last ? json(format_cursor(*last)) : json(nullptr)}};
@@ -396,37 +411,6 @@ class SqliteReader final : public StoreReader {
       }
     }
     return {{"total", total}, {"total_any_domain", all}, {"by_domain", by_domain}, {"by_quality", by_quality}};
-  }
-
-  std::optional<json> get_run(int64_t id, std::string* verdict_json) override {
-    auto c = store_.lease();
-    Stmt s(c.db(),
-           "SELECT id, cluster, scheduler, job_id, attempt, name, user_name, queue, state, terminal_state, "
-           "start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes, "
-           "analyzed_at, rules_digest, verdict_json FROM runs WHERE id = ?");
-    s.bind(1, id);
-    if (!s.step()) return std::nullopt;
-    json r = row_json(s);
-    r["analyzed_at"] = s.text_or_null(19);
-    r["rules_digest"] = s.text_or_null(20);
-    if (verdict_json) *verdict_json = s.text(21);
-    Stmt n(c.db(), "SELECT node, gpu, role FROM run_nodes WHERE run_id = ? ORDER BY role, node, gpu");
-    n.bind(1, id);
-    json nodes = json::array();
-    while (n.step()) nodes.push_back({{"node", n.text(0)}, {"gpu", n.text(1)}, {"role", n.text(2)}});
-    r["nodes"] = std::move(nodes);
-    // Other attempts of the same job.
-    Stmt o(c.db(), "SELECT id, attempt, outcome, quality FROM runs WHERE cluster = ? AND scheduler = ? AND job_id = ? "
-                   "AND id != ? ORDER BY attempt");
-    o.bind(1, r["cluster"].get<std::string>());
-    o.bind(2, r["scheduler"].get<std::string>());
-    o.bind(3, r["job_id"].get<std::string>());
-    o.bind(4, id);
-    json others = json::array();
-    while (o.step())
-      others.push_back({{"id", o.i64(0)}, {"attempt", o.i64(1)}, {"outcome", o.text(2)}, {"quality", o.text(3)}});
-    r["other_attempts"] = std::move(others);
-    return r;
   }
 
   json facets() override {
@@ -518,36 +502,13 @@ class SqliteReader final : public StoreReader {
   }
 
  private:
-  std::unique_ptr<Db> open() {
-    auto db = std::make_unique<Db>();
-    int rc = sqlite3_open_v2(path_.c_str(), &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-    if (rc != SQLITE_OK)
-      throw std::runtime_error(path_ + ": cannot open read-only: " + (db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc)));
-    sqlite3_busy_timeout(db->h, 5000);
-    sqlite3_exec(db->h, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
-    return db;
-  }
-
-  int64_t read_data_version() {
-    Stmt s(watch_->h, "PRAGMA data_version");
-    return s.step() ? s.i64(0) : 0;
-  }
-
   std::shared_ptr<Summary> build_summary() {
     auto t0 = std::chrono::steady_clock::now();
     Db builder;
     if (sqlite3_open_v2(":memory:", &builder.h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
       throw std::runtime_error("cannot open an in-memory database");
     sqlite3_busy_timeout(builder.h, 5000);
-    {
-      Stmt a(builder.h, "ATTACH DATABASE ? AS s");
-      a.bind(1, uri_path(path_));
-      a.step();
-    }
-    exec(builder.h, "BEGIN");  // one read transaction: a consistent snapshot of runs + run_nodes
-    exec(builder.h, kSummarySchema);
-    exec(builder.h, "COMMIT");
-    exec(builder.h, "DETACH DATABASE s");
+    fill_summary(builder.h);
     auto sum = std::make_shared<Summary>();
     {
       Stmt n(builder.h, "SELECT count(*) FROM runs");
@@ -583,11 +544,11 @@ class SqliteReader final : public StoreReader {
   std::shared_ptr<Summary> summary() {
     auto now = std::chrono::steady_clock::now();
     std::unique_lock lock(refresh_mu_);
-    if (now - last_check_ > std::chrono::seconds(2) && !rebuilding_) {
+    if (now - last_check_ > std::chrono::seconds(2) && !rebuilding_ && !stopped_) {
       last_check_ = now;
       int64_t v = 0;
       try {
-        v = read_data_version();
+        v = source_version();
       } catch (const std::exception&) {
         v = data_version_;
       }
@@ -612,6 +573,8 @@ class SqliteReader final : public StoreReader {
     return current_;
   }
 
+
+ protected:
   static json row_json(const Stmt& s) {
     json affected = json::parse(s.text(18), nullptr, false);
     if (!affected.is_array()) affected = json::array();
@@ -636,11 +599,9 @@ class SqliteReader final : public StoreReader {
             {"affected_nodes", std::move(affected)}};
   }
 
-  std::string path_;
   int connections_;
-  Pool store_;                  // read-only connections to the store file (verdicts, labels)
-  std::unique_ptr<Db> watch_;   // PRAGMA data_version (guarded by refresh_mu_)
   std::mutex refresh_mu_;
+  bool stopped_ = false;
   std::shared_ptr<Summary> current_;
   int64_t data_version_ = 0;
   bool rebuilding_ = false;
@@ -648,10 +609,261 @@ class SqliteReader final : public StoreReader {
   std::chrono::steady_clock::time_point last_check_;
 };
 
+class SqliteReader final : public SummaryReader {
+ public:
+  SqliteReader(std::string path, int connections) : SummaryReader(connections), path_(std::move(path)) {
+    for (int i = 0; i < std::max(1, connections); ++i) store_.add(open());
+    watch_ = open();
+    try {
+      auto c = store_.lease();
+      Stmt s(c.db(), "SELECT count(*) FROM runs");
+      s.step();
+      Stmt n(c.db(), "SELECT count(*) FROM run_nodes");
+      n.step();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path_ + ": not a verdict store (docs/store.md): " + e.what());
+    }
+    start();
+  }
+  ~SqliteReader() override { stop(); }
+
+  std::string describe() const override { return "sqlite:" + path_; }
+
+ protected:
+  void fill_summary(sqlite3* builder) override {
+    {
+      Stmt a(builder, "ATTACH DATABASE ? AS s");
+      a.bind(1, uri_path(path_));
+      a.step();
+    }
+    exec(builder, "BEGIN");  // one read transaction: a consistent snapshot of runs + run_nodes
+    exec(builder, kSummarySchema);
+    exec(builder, "COMMIT");
+    exec(builder, "DETACH DATABASE s");
+  }
+
+  std::map<int64_t, json> root_labels(const std::string& ids) override {
+    auto st = store_.lease();
+    Stmt l(st.db(), "SELECT id, json_extract(verdict_json, '$.root_cause.label') FROM runs WHERE id IN (" + ids + ")");
+    std::map<int64_t, json> labels;
+    while (l.step()) labels[l.i64(0)] = l.text_or_null(1);
+    return labels;
+  }
+
+  int64_t source_version() override {
+    Stmt s(watch_->h, "PRAGMA data_version");  // called under the refresh lock
+    return s.step() ? s.i64(0) : 0;
+  }
+
+  std::optional<json> fetch_run(int64_t id, std::string* verdict_json) override {
+    auto c = store_.lease();
+    Stmt s(c.db(),
+           "SELECT id, cluster, scheduler, job_id, attempt, name, user_name, queue, state, terminal_state, "
+           "start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes, "
+           "analyzed_at, rules_digest, verdict_json FROM runs WHERE id = ?");
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    json r = row_json(s);
+    r["analyzed_at"] = s.text_or_null(19);
+    r["rules_digest"] = s.text_or_null(20);
+    if (verdict_json) *verdict_json = s.text(21);
+    Stmt n(c.db(), "SELECT node, gpu, role FROM run_nodes WHERE run_id = ? ORDER BY role, node, gpu");
+    n.bind(1, id);
+    json nodes = json::array();
+    while (n.step()) nodes.push_back({{"node", n.text(0)}, {"gpu", n.text(1)}, {"role", n.text(2)}});
+    r["nodes"] = std::move(nodes);
+    // Other attempts of the same job.
+    Stmt o(c.db(), "SELECT id, attempt, outcome, quality FROM runs WHERE cluster = ? AND scheduler = ? AND job_id = ? "
+                   "AND id != ? ORDER BY attempt");
+    o.bind(1, r["cluster"].get<std::string>());
+    o.bind(2, r["scheduler"].get<std::string>());
+    o.bind(3, r["job_id"].get<std::string>());
+    o.bind(4, id);
+    json others = json::array();
+    while (o.step())
+      others.push_back({{"id", o.i64(0)}, {"attempt", o.i64(1)}, {"outcome", o.text(2)}, {"quality", o.text(3)}});
+    r["other_attempts"] = std::move(others);
+    return r;
+  }
+
+ private:
+  std::unique_ptr<Db> open() {
+    auto db = std::make_unique<Db>();
+    int rc = sqlite3_open_v2(path_.c_str(), &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK)
+      throw std::runtime_error(path_ + ": cannot open read-only: " + (db->h ? sqlite3_errmsg(db->h) : sqlite3_errstr(rc)));
+    sqlite3_busy_timeout(db->h, 5000);
+    sqlite3_exec(db->h, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
+    return db;
+  }
+
+
+  std::string path_;
+  Pool store_;                 // read-only connections to the store file (verdicts, labels)
+  std::unique_ptr<Db> watch_;  // PRAGMA data_version
+};
+
+#ifdef ATTRIBUTION_HAVE_PQXX
+// PostgreSQL (the same tables with native types): the summary is filled from two SELECTs (the
+// verdicts stay in PostgreSQL; network runs bring only their root cause's fields), single runs
+// and labels are read by primary key. Sessions are read-only (default_transaction_read_only).
+const char* const kPgRunColumns =
+    "id, cluster, scheduler, job_id, attempt, name, user_name, queue, state, terminal_state, "
+    "to_char(start_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "to_char(end_time AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
+    "end_ns, outcome, domain, quality, root_symptom, root_node, affected_nodes::text";
+
+class PgReader final : public SummaryReader {
+ public:
+  PgReader(std::string dsn, int connections) : SummaryReader(connections), dsn_(std::move(dsn)) {
+    try {
+      auto c = connect();
+      pqxx::read_transaction tx(*c);
+      tx.exec("SELECT count(*) FROM runs");
+      tx.exec("SELECT count(*) FROM run_nodes");
+    } catch (const std::exception& e) {
+      throw std::runtime_error("postgres: not a reachable verdict store (docs/store.md): " + std::string(e.what()));
+    }
+    start();
+  }
+  ~PgReader() override { stop(); }
+
+  std::string describe() const override { return "postgres"; }
+
+ protected:
+  std::unique_ptr<pqxx::connection> connect() {
+    auto c = std::make_unique<pqxx::connection>(dsn_);
+    pqxx::nontransaction n(*c);
+    n.exec("SET default_transaction_read_only = on");
+    return c;
+  }
+
+  template <class Fn>
+  auto with_conn(Fn fn) {
+    std::lock_guard lock(conn_mu_);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        if (!conn_ || !conn_->is_open()) conn_ = connect();
+        return fn(*conn_);
+      } catch (const pqxx::broken_connection&) {
+        conn_.reset();
+        if (attempt) throw;
+      }
+    }
+  }
+
+  void fill_summary(sqlite3* builder) override {
+    exec(builder, "ATTACH DATABASE ':memory:' AS s");
+    exec(builder,
+         "CREATE TABLE s.runs (id INTEGER PRIMARY KEY, cluster, scheduler, job_id, attempt, name, user_name, queue, "
+         "state, terminal_state, start_time, end_time, end_ns, outcome, domain, quality, root_symptom, root_node, "
+         "affected_nodes, verdict_json); CREATE TABLE s.run_nodes (run_id, node, gpu, role);");
+    auto c = connect();
+    pqxx::read_transaction tx(*c);
+    exec(builder, "BEGIN");
+    {
+      Stmt ins(builder, "INSERT INTO s.runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      auto rows = tx.exec(std::string("SELECT ") + kPgRunColumns +
+                          ", CASE WHEN domain = 'network' THEN jsonb_build_object('root_cause', jsonb_build_object("
+                          "'fields', verdict_json::jsonb #> '{root_cause,fields}'))::text END FROM runs");
+      for (const auto& r : rows) {
+        ins.reset();
+        for (int i = 0; i < 20; ++i) {
+          int col = i + 1;
+          if (r[i].is_null()) ins.bind_null(col);
+          else if (i == 0 || i == 4 || i == 12) ins.bind(col, r[i].as<int64_t>());
+          else ins.bind(col, std::string(r[i].c_str()));
+        }
+        ins.step();
+      }
+      Stmt nodes(builder, "INSERT INTO s.run_nodes VALUES (?,?,?,?)");
+      for (const auto& r : tx.exec("SELECT run_id, node, gpu, role FROM run_nodes")) {
+        nodes.reset();
+        nodes.bind(1, r[0].as<int64_t>());
+        for (int i = 1; i < 4; ++i) nodes.bind(i + 1, std::string(r[i].c_str()));
+        nodes.step();
+      }
+    }
+    exec(builder, kSummarySchema);
+    exec(builder, "COMMIT");
+    exec(builder, "DETACH DATABASE s");
+  }
+
+  std::map<int64_t, json> root_labels(const std::string& ids) override {
+    return with_conn([&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      std::map<int64_t, json> labels;
+      for (const auto& r : tx.exec("SELECT id, verdict_json::jsonb #>> '{root_cause,label}' FROM runs WHERE id IN (" + ids + ")"))
+        labels[r[0].as<int64_t>()] = r[1].is_null() ? json(nullptr) : json(r[1].c_str());
+      return labels;
+    });
+  }
+
+  int64_t source_version() override {
+    return with_conn([&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      auto r = tx.exec("SELECT count(*)::text || ':' || coalesce(max(id), 0)::text || ':' || "
+                       "coalesce(extract(epoch FROM max(analyzed_at))::text, '') FROM runs");
+      return static_cast<int64_t>(std::hash<std::string>{}(r[0][0].c_str()) & 0x7fffffffffffffff);
+    });
+  }
+
+  std::optional<json> fetch_run(int64_t id, std::string* verdict_json) override {
+    return with_conn([&](pqxx::connection& c) -> std::optional<json> {
+      pqxx::read_transaction tx(c);
+      auto rows = tx.exec(std::string("SELECT ") + kPgRunColumns +
+                          ", to_char(analyzed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), rules_digest, "
+                          "verdict_json FROM runs WHERE id = " + std::to_string(id));
+      if (rows.empty()) return std::nullopt;
+      const auto& r = rows[0];
+      auto str = [&](int i) { return r[i].is_null() ? json(nullptr) : json(r[i].c_str()); };
+      json affected = json::parse(r[18].is_null() ? "[]" : r[18].c_str(), nullptr, false);
+      json out = {{"id", r[0].as<int64_t>()}, {"cluster", r[1].c_str()}, {"scheduler", r[2].c_str()},
+                  {"job_id", r[3].c_str()}, {"attempt", r[4].as<int64_t>()}, {"name", str(5)}, {"user", str(6)},
+                  {"queue", str(7)}, {"state", str(8)}, {"terminal_state", str(9)}, {"start_time", str(10)},
+                  {"end_time", str(11)}, {"end_ns", r[12].is_null() ? json(nullptr) : json(r[12].as<int64_t>())},
+                  {"outcome", r[13].c_str()}, {"domain", r[14].c_str()}, {"quality", r[15].c_str()},
+                  {"root_symptom", str(16)}, {"root_node", str(17)},
+                  {"affected_nodes", affected.is_array() ? affected : json::array()}, {"analyzed_at", str(19)},
+                  {"rules_digest", str(20)}};
+      if (verdict_json) *verdict_json = r[21].is_null() ? "" : r[21].c_str();
+      json nodes = json::array();
+      for (const auto& n : tx.exec("SELECT node, gpu, role FROM run_nodes WHERE run_id = " + std::to_string(id) +
+                                   " ORDER BY role, node, gpu"))
+        nodes.push_back({{"node", n[0].c_str()}, {"gpu", n[1].c_str()}, {"role", n[2].c_str()}});
+      out["nodes"] = std::move(nodes);
+      json others = json::array();
+      for (const auto& o : tx.exec("SELECT id, attempt, outcome, quality FROM runs WHERE cluster = " + tx.quote(r[1].c_str()) +
+                                   " AND scheduler = " + tx.quote(r[2].c_str()) + " AND job_id = " + tx.quote(r[3].c_str()) +
+                                   " AND id != " + std::to_string(id) + " ORDER BY attempt"))
+        others.push_back({{"id", o[0].as<int64_t>()}, {"attempt", o[1].as<int64_t>()}, {"outcome", o[2].c_str()},
+                          {"quality", o[3].c_str()}});
+      out["other_attempts"] = std::move(others);
+      return out;
+    });
+  }
+
+ private:
+  std::string dsn_;
+  std::mutex conn_mu_;
+  std::unique_ptr<pqxx::connection> conn_;
+};
+#endif
+
 }  // namespace
 
 std::unique_ptr<StoreReader> open_sqlite_reader(const std::string& path, int connections) {
   return std::make_unique<SqliteReader>(path, connections);
+}
+
+std::unique_ptr<StoreReader> open_postgres_reader(const std::string& dsn, int connections) {
+#ifdef ATTRIBUTION_HAVE_PQXX
+  return std::make_unique<PgReader>(dsn, connections);
+#else
+  (void)dsn;
+  (void)connections;
+  throw std::runtime_error("this build has no PostgreSQL support (libpqxx-dev)");
+#endif
 }
 
 }  // namespace attribution::blueprint::web

@@ -9,6 +9,7 @@ namespace attribution::blueprint::web {
 
 struct WebOptions {
   std::string db;                         // SQLite file, opened read-only
+  std::string postgres;                   // or a PostgreSQL DSN (read-only sessions)
   std::string listen = "127.0.0.1:8080";  // host:port ("[::1]:8080" for IPv6)
   std::string assets;                     // serve the front end from this directory instead of the embedded copy
   int threads = 8;                        // HTTP worker threads (one per keep-alive connection)
