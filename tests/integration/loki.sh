@@ -73,15 +73,22 @@ YAML
   set -e
   local v="$work/out-$1.jsonl"
   local outcome root bytes
-  outcome="$(jq -r '.outcome' "$v" 2>/dev/null | head -1)"
-  root="$(jq -r '.root_cause.node // .root_node // empty' "$v" 2>/dev/null | head -1)"
-  bytes="$(jq -r '.connector_reports[] | select(.connector == "loki/kernel") | .bytes' "$v" 2>/dev/null | head -1)"
+  outcome="$(jq -r '.outcome' "$v" 2>/dev/null | head -1 || true)"
+  root="$(jq -r '.root_cause.node // .root_node // empty' "$v" 2>/dev/null | head -1 || true)"
+  bytes="$(jq -r '(.verdict.connector_reports // .connector_reports)[] | select(.connector == "loki/kernel") | .bytes' "$v" 2>/dev/null | head -1 || true)"
   echo "pushdown=$1: exit $rc, outcome $outcome, bytes fetched from Loki: ${bytes:-?}"
   if [ "$rc" -ne 0 ] || [ "$outcome" != gpu.fell_off_bus ] || ! grep -q gpu-a03 "$v"; then
     echo "FAIL: pushdown=$1"; tail -5 "$work/run-$1.stderr"; fail=1
   fi
   eval "bytes_$1=${bytes:-0}"
 }
+# Without Loki the kernel evidence is missing: the verdict must not already be the GPU loss.
+printf 'stores:\n  sqlite:\n    path: %s\n' "$work/base.sqlite" > "$work/config-base.yaml"
+timeout 100 "$bp" run --config "$work/config-base.yaml" --adapter static --bundle "$work/bundle" \
+  --jsonl "$work/out-base.jsonl" > /dev/null 2>&1 || true
+base="$(jq -r '.outcome' "$work/out-base.jsonl" 2>/dev/null | head -1 || true)"
+echo "without Loki: outcome $base"
+[ -n "$base" ] && [ "$base" != gpu.fell_off_bus ] || { echo "FAIL: baseline outcome '$base'"; fail=1; }
 run_with literals
 run_with off
 if [ "${bytes_literals:-0}" -gt 0 ] && [ "$((bytes_literals * 5))" -lt "${bytes_off:-0}" ]; then
@@ -89,5 +96,5 @@ if [ "${bytes_literals:-0}" -gt 0 ] && [ "$((bytes_literals * 5))" -lt "${bytes_
 else
   echo "FAIL: pushdown did not cut the bytes ($bytes_literals vs $bytes_off)"; fail=1
 fi
-[ "$fail" -eq 0 ] && echo "3 passed, 0 failed" || echo "loki integration failed"
+[ "$fail" -eq 0 ] && echo "4 passed, 0 failed" || echo "loki integration failed"
 exit "$fail"

@@ -42,3 +42,30 @@ done
 curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null || { echo "prometheus not ready"; tail -20 "$work/prometheus.log"; exit 1; }
 down_port="$(free_port)"
 PROM_URL="http://127.0.0.1:$port" PROM_DOWN_URL="http://127.0.0.1:$down_port" timeout 100 "$test_bin"
+
+# End to end through `attribution-blueprint run` (static adapter: the sample without its metrics
+# file) with the prometheus collector from a config file.
+bp="${2:-}"
+if [ -n "$bp" ] && [ -x "$bp" ]; then
+  sample="$here/samples/dcgm-metrics-only-xid79"
+  mkdir -p "$work/bundle"
+  cp -r "$sample/logs" "$sample/kernel" "$sample/sacct.txt" "$work/bundle/"
+  awk '/^  - path: metrics\// { skip = 1; next } /^  - path: / { skip = 0 } !skip' "$sample/workload.yaml" > "$work/bundle/workload.yaml"
+  cat > "$work/config.yaml" <<YAML
+collectors:
+  - type: prometheus
+    name: prometheus/dcgm
+    url: http://127.0.0.1:$port
+    node_label: Hostname
+stores:
+  sqlite:
+    path: $work/verdicts.sqlite
+YAML
+  timeout 100 "$bp" run --config "$work/config.yaml" --adapter static --bundle "$work/bundle" --jsonl "$work/out.jsonl" > /dev/null 2> "$work/run.stderr" || true
+  got="$(grep -o '"outcome":"[^"]*"' "$work/out.jsonl" | head -1 || true)"
+  if [ "$got" = '"outcome":"gpu.fell_off_bus"' ] && grep -q '"connector":"prometheus/dcgm"' "$work/out.jsonl"; then
+    echo "ok: run with the prometheus collector -> gpu.fell_off_bus"
+  else
+    echo "FAIL: run with the prometheus collector: $got"; tail -5 "$work/run.stderr"; exit 1
+  fi
+fi
