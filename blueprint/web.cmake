@@ -21,4 +21,7 @@ if(BUILD_TESTING OR ATTRIBUTION_BUILD_TESTS)
   add_test(NAME dashboard
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/dashboard/run.sh $<TARGET_FILE:attribution-blueprint> ${CMAKE_BINARY_DIR})
   set_tests_properties(dashboard PROPERTIES TIMEOUT 900 LABELS "dashboard;browser" SKIP_RETURN_CODE 77)
+  add_test(NAME dashboard_postgres
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/dashboard/postgres.sh $<TARGET_FILE:attribution-blueprint> ${CMAKE_BINARY_DIR})
+  set_tests_properties(dashboard_postgres PROPERTIES TIMEOUT 900 LABELS "dashboard;browser;postgres" SKIP_RETURN_CODE 77)
 endif()
