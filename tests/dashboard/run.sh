@@ -30,7 +30,9 @@ if [[ ${DASHBOARD_FIXTURE_STORE:-0} != 1 ]] && "$bin" run --help 2>/dev/null | g
     "$bin" run --adapter static "${bundles[@]}" --db "$db" -j 2 >"$art/run.log" 2>&1 || {
       echo "note: 'run --adapter static' exited $? (see $art/run.log)"; }
   echo "store written by the blueprint's writer: $db"
-else
+fi
+if [[ ! -s $db ]] || [[ $(sqlite3 "$db" 'SELECT count(*) FROM runs' 2>/dev/null || echo 0) == 0 ]]; then
+  rm -f "$db"
   python3 "$here/build_store.py" "$bin" "$db" --samples "$root/samples" --cache "$art/verdicts" --jobs 2
 fi
 
