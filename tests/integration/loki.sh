@@ -8,7 +8,7 @@
 # Usage: loki.sh BUILD_TEST_DIR BLUEPRINT_BINARY
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin_dir="${1:-$here/build/tests/blueprint/connectors}"
+bin_dir="${1:-$here/build/tests/blueprint/connectors/suite}"
 bp="${2:-$here/build/blueprint/attribution-blueprint}"
 fake="$bin_dir/fake-loki"
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }

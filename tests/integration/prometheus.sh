@@ -7,7 +7,7 @@
 # Exit 77 (skipped) when prometheus/promtool are not installed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin_dir="${1:-$here/build/col-tests}"
+bin_dir="${1:-$here/build/tests/blueprint/connectors/suite}"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || {
   echo "SKIP: prometheus/promtool not installed (apt-get install prometheus)"; exit 77; }
 test_bin="$bin_dir/prometheus_live_test"
