@@ -16,3 +16,6 @@ function(attribution_link_blueprint_whole target)
   add_dependencies(${target} blueprint_lib)
 endfunction()
 cmake_language(DEFER CALL attribution_link_blueprint_whole attribution-blueprint)
+
+# The collectors' own link needs (libcurl, RE2, registrar anchors), kept by their owner.
+include(${CMAKE_CURRENT_SOURCE_DIR}/collectors.cmake OPTIONAL)

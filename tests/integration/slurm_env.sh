@@ -67,7 +67,6 @@ wait_for 60 mariadb mariadb --no-defaults -uroot --socket="$T/run/mysql.sock" -e
 mariadb --no-defaults -uroot --socket="$T/run/mysql.sock" -e \
   "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'bp-slurm-pw'; GRANT ALL ON *.* TO 'slurm'@'127.0.0.1';"
 
-CPUS=$(nproc)
 MEM=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
 CGROUP_MODE=none
 if [ -d /sys/fs/cgroup/memory ] && mkdir /sys/fs/cgroup/memory/bp-probe.$$ 2>/dev/null; then
@@ -148,7 +147,8 @@ MinJobAge=600
 InactiveLimit=0
 SlurmdTimeout=30
 MessageTimeout=10
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM State=UNKNOWN
+SlurmdParameters=config_overrides
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=8 RealMemory=$MEM State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF="$T/etc/slurm.conf"

@@ -125,6 +125,7 @@ std::string encode_cursor(const WatchCursor& cursor) {
   j["end_ns"] = cursor.end;
   j["end"] = cursor.end == kNoTime ? "" : format_rfc3339_ns(cursor.end);
   j["done"] = cursor.done;
+  j["floor_ns"] = cursor.floor;
   return j.dump();
 }
 
@@ -133,6 +134,7 @@ bool decode_cursor(const std::string& text, WatchCursor& cursor) {
   if (!j.is_object() || !j.contains("end_ns") || !j["end_ns"].is_number_integer()) return false;
   cursor.end = j["end_ns"].get<int64_t>();
   cursor.done.clear();
+  cursor.floor = j.contains("floor_ns") && j["floor_ns"].is_number_integer() ? j["floor_ns"].get<int64_t>() : cursor.end;
   if (j.contains("done") && j["done"].is_array())
     for (const auto& d : j["done"])
       if (d.is_string()) cursor.done.push_back(d.get<std::string>());
@@ -307,6 +309,7 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
     if (!value || !decode_cursor(*value, cursor)) {
       if (value) err << "warning: cursor " << cursor_name << " unreadable, restarting from now\n";
       cursor.end = now - since;
+      cursor.floor = cursor.end;
       cursor.done.clear();
       if (!cursors->set_cursor(cursor_name, encode_cursor(cursor), error)) {
         err << "error: cursor " << cursor_name << ": " << error << "\n";
@@ -315,7 +318,9 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
       if (!json) err << fmt::format("watch: cursor {} set to {}\n", cursor_name, format_rfc3339(cursor.end));
     }
     std::vector<WorkloadAttempt> attempts;
-    TimeNs from = cursor.end - lookback, to = now - settle;
+    // Re-check `lookback` behind the cursor for records that arrive late, never below the floor
+    // (where the cursor was first set): jobs that ended before the watch began are not taken.
+    TimeNs from = std::max(cursor.floor, cursor.end - lookback), to = now - settle;
     if (!pipeline->adapter().ended_between(from, to, attempts, error)) {
       err << "error: " << pipeline->adapter_name() << ": " << error << "\n";
       last_rc = kExitError;
@@ -330,7 +335,7 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
       for (const auto& a : attempts) {
         if (g_stop) break;
         const auto& c = a.context;
-        if (c.end == kNoTime) continue;
+        if (c.end == kNoTime || c.end < cursor.floor) continue;
         std::string key = attempt_key(c);
         if (c.end == cursor.end && done_at_end.count(key)) continue;
         bool found = false;

@@ -30,6 +30,7 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
 struct WatchCursor {
   TimeNs end = kNoTime;
   std::vector<std::string> done;  // "job_id#attempt" with end == `end`
+  TimeNs floor = kNoTime;         // where the cursor was first set; nothing older is taken
 };
 std::string encode_cursor(const WatchCursor& cursor);
 bool decode_cursor(const std::string& text, WatchCursor& cursor);
