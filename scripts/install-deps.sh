@@ -17,7 +17,7 @@ TEST_PACKAGES=(
   ripgrep wrk time clang-16 libclang-rt-16-dev
   slurm-wlm slurmdbd mariadb-server munge
   postgresql-15 prometheus chromium
-  python3-matplotlib
+  python3-matplotlib yamllint jq
 )
 
 want=("${BUILD_PACKAGES[@]}")

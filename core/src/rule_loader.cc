@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include "rule_set.h"
@@ -635,60 +636,116 @@ std::string sha256_hex(const std::vector<RuleText>& files) {
   return "sha256:" + hex;
 }
 
-// Compiles one database over all extractors. A pattern Vectorscan rejects is retried in
-// prefilter mode (RE2 confirms every candidate anyway).
+std::vector<uint32_t> members_of(const RuleSet& rs, int kind) {
+  std::vector<uint32_t> members;
+  for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
+    if (rs.extractors[i].kinds_mask & (1u << kind)) members.push_back(i);
+  }
+  return members;
+}
+
+// Compiles one database per kind. A pattern Vectorscan rejects is retried in prefilter mode
+// (RE2 confirms every candidate anyway).
 void compile_databases(RuleSet& rs, LoadResult& result) {
-  if (rs.extractors.empty()) return;
-  auto db = std::make_unique<KindDatabase>();
-  for (int attempt = 0; attempt < 256; ++attempt) {
-    std::vector<const char*> exprs;
-    std::vector<unsigned> flags;
-    std::vector<unsigned> ids;
-    for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
-      const Extractor& x = rs.extractors[i];
-      exprs.push_back(x.pattern.c_str());
-      unsigned f = HS_FLAG_MULTILINE;
-      if (x.case_insensitive) f |= HS_FLAG_CASELESS;
-      if (x.prefilter) f |= HS_FLAG_PREFILTER;
-      flags.push_back(f);
-      ids.push_back(i);
-    }
-    hs_compile_error_t* err = nullptr;
-    hs_database_t* out = nullptr;
-    hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
-                                     HS_MODE_BLOCK, nullptr, &out, &err);
-    if (rc == HS_SUCCESS) {
-      db->db = out;
-      for (uint32_t i = 0; i < rs.extractors.size(); ++i) db->extractors.push_back(i);
-      break;
-    }
-    int bad = err != nullptr ? err->expression : -1;
-    std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
-    if (err != nullptr) hs_free_compile_error(err);
-    if (bad < 0 || static_cast<size_t>(bad) >= rs.extractors.size()) {
-      result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
-      return;
-    }
-    Extractor& x = rs.extractors[bad];
-    if (!x.prefilter) {
+  for (int kind = 0; kind < kObservationKindCount; ++kind) {
+    std::vector<uint32_t> members = members_of(rs, kind);
+    if (members.empty()) continue;
+    auto db = std::make_unique<KindDatabase>();
+    for (int attempt = 0; attempt < 256 && db->db == nullptr; ++attempt) {
+      std::vector<const char*> exprs;
+      std::vector<unsigned> flags;
+      std::vector<unsigned> ids;
+      for (uint32_t j = 0; j < members.size(); ++j) {
+        const Extractor& x = rs.extractors[members[j]];
+        exprs.push_back(x.pattern.c_str());
+        unsigned f = HS_FLAG_MULTILINE;
+        if (x.case_insensitive) f |= HS_FLAG_CASELESS;
+        if (x.prefilter) f |= HS_FLAG_PREFILTER;
+        flags.push_back(f);
+        ids.push_back(j);
+      }
+      hs_compile_error_t* err = nullptr;
+      hs_database_t* out = nullptr;
+      hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                                       HS_MODE_BLOCK, nullptr, &out, &err);
+      if (rc == HS_SUCCESS) {
+        db->db = out;
+        db->extractors = members;
+        break;
+      }
+      int bad = err != nullptr ? err->expression : -1;
+      std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
+      if (err != nullptr) hs_free_compile_error(err);
+      if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
+        result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
+        return;
+      }
+      Extractor& x = rs.extractors[members[bad]];
+      if (x.prefilter) {
+        result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
+                                 fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
+        return;
+      }
       x.prefilter = true;
-      continue;
     }
-    result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
-                             fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
-    return;
+    if (db->db == nullptr) continue;
+    rs.dbs[kind] = std::move(db);
   }
-  if (db->db == nullptr) return;
-  if (hs_alloc_scratch(db->db, &rs.scratch_prototype) != HS_SUCCESS) {
-    result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
-    return;
+}
+
+// Cache layout: "attribution-hs/1\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
+// "<kind> <size>\n<bytes>".
+constexpr std::string_view kCacheMagic = "attribution-hs/1";
+
+bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
+  auto take_line = [&](std::string_view& in, std::string_view& line) {
+    size_t nl = in.find('\n');
+    if (nl == std::string_view::npos) return false;
+    line = in.substr(0, nl);
+    in.remove_prefix(nl + 1);
+    return true;
+  };
+  std::string_view in = cache, line;
+  if (!take_line(in, line) || line != kCacheMagic) return false;
+  if (!take_line(in, line) || line != digest) return false;
+  if (!take_line(in, line) || line != hs_version()) return false;
+  if (!take_line(in, line)) return false;
+  std::vector<bool> prefilter(rs.extractors.size(), false);
+  size_t p = 0;
+  while (p < line.size()) {
+    size_t comma = line.find(',', p);
+    std::string_view id = line.substr(p, comma == std::string_view::npos ? std::string_view::npos : comma - p);
+    size_t v = 0;
+    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+    if (r.ec != std::errc() || v >= prefilter.size()) return false;
+    prefilter[v] = true;
+    p = comma == std::string_view::npos ? line.size() : comma + 1;
   }
-  rs.db = std::move(db);
+  std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
+  while (!in.empty()) {
+    if (!take_line(in, line)) return false;
+    int kind = -1;
+    size_t size = 0;
+    size_t sp = line.find(' ');
+    if (sp == std::string_view::npos) return false;
+    std::from_chars(line.data(), line.data() + sp, kind);
+    std::from_chars(line.data() + sp + 1, line.data() + line.size(), size);
+    if (kind < 0 || kind >= kObservationKindCount || size > in.size()) return false;
+    auto db = std::make_unique<KindDatabase>();
+    if (hs_deserialize_database(in.data(), size, &db->db) != HS_SUCCESS) return false;
+    in.remove_prefix(size);
+    db->extractors = members_of(rs, kind);
+    dbs[kind] = std::move(db);
+  }
+  for (size_t i = 0; i < rs.extractors.size(); ++i) rs.extractors[i].prefilter = prefilter[i];
+  rs.dbs = std::move(dbs);
+  rs.from_cache = true;
+  return true;
 }
 
 }  // namespace
 
-LoadResult load_rules(const std::vector<RuleText>& files) {
+LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compiled_cache) {
   LoadResult result;
   auto rs = std::make_shared<RuleSet>();
   rs->sources = files;
@@ -710,10 +767,20 @@ LoadResult load_rules(const std::vector<RuleText>& files) {
   for (auto& m : rs->metric_extractors) resolve(m.catalog, m.pos);
   std::stable_sort(rs->symptom_prefix.begin(), rs->symptom_prefix.end(),
                    [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  if (result.errors.empty()) compile_databases(*rs, result);
+  std::string digest = sha256_hex(files);
+  if (result.errors.empty() && (compiled_cache.empty() || !load_cached_databases(*rs, digest, compiled_cache)))
+    compile_databases(*rs, result);
+  if (result.errors.empty()) {
+    for (const auto& db : rs->dbs) {
+      if (db && hs_alloc_scratch(db->db, &rs->scratch_prototype) != HS_SUCCESS) {
+        result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
+        break;
+      }
+    }
+  }
   if (!result.errors.empty()) return result;
   RuleSetInfo& info = rs->info;
-  info.digest = sha256_hex(files);
+  info.digest = digest;
   info.files = files.size();
   info.extractors = rs->extractors.size();
   info.metric_extractors = rs->metric_extractors.size();
@@ -730,6 +797,28 @@ LoadResult load_rules(const std::vector<RuleText>& files) {
 }
 
 RuleSetInfo describe(const RuleSet& rules) { return rules.info; }
+
+std::string rules_digest(const std::vector<RuleText>& files) { return sha256_hex(files); }
+
+std::string serialize_compiled(const RuleSet& rules) {
+  std::string out = fmt::format("{}\n{}\n{}\n", kCacheMagic, rules.info.digest, hs_version());
+  std::vector<std::string> prefilter;
+  for (size_t i = 0; i < rules.extractors.size(); ++i) {
+    if (rules.extractors[i].prefilter) prefilter.push_back(std::to_string(i));
+  }
+  out += fmt::format("{}\n", fmt::join(prefilter, ","));
+  for (int kind = 0; kind < kObservationKindCount; ++kind) {
+    const auto& db = rules.dbs[kind];
+    if (!db || db->db == nullptr) continue;
+    char* bytes = nullptr;
+    size_t size = 0;
+    if (hs_serialize_database(db->db, &bytes, &size) != HS_SUCCESS) return "";
+    out += fmt::format("{} {}\n", kind, size);
+    out.append(bytes, size);
+    std::free(bytes);
+  }
+  return out;
+}
 
 std::vector<PatternInfo> list_patterns(const RuleSet& rules) {
   std::vector<PatternInfo> out;

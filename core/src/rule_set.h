@@ -143,10 +143,9 @@ class RuleSet {
   std::map<std::string, SymptomAttrs> symptom_exact;
   std::vector<std::pair<std::string, SymptomAttrs>> symptom_prefix;  // longest prefix first
   std::vector<Refiner> refiners;
-  // One Vectorscan database over every extractor; a match counts only when the extractor applies
-  // to the scanned kind (one compile instead of one per kind: compile time is the fixed cost of
-  // every run).
-  std::unique_ptr<KindDatabase> db;
+  // One Vectorscan database per observation kind, over the extractors that apply to that kind.
+  std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
+  bool from_cache = false;
   hs_scratch_t* scratch_prototype = nullptr;
   RuleSetInfo info;
 

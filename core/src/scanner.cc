@@ -172,7 +172,7 @@ struct Scanner::Impl {
     out.bytes_scanned += len;
     out.note_coverage(src.kind, src.node, lines, len);
     out.note_rank(src.rank);
-    const KindDatabase* db = rules->db.get();
+    const KindDatabase* db = rules->dbs[static_cast<size_t>(src.kind)].get();
     if (db == nullptr || db->db == nullptr || scratch == nullptr) return lines;
 
     candidates.clear();
@@ -210,6 +210,9 @@ struct Scanner::Impl {
                      candidates.end());
 
     int year = src.default_year;
+    size_t prev_candidate_start = SIZE_MAX;
+    TimeNs prev_candidate_time = kNoTime;
+    uint64_t prev_candidate_time_line = 0;
     size_t counted_to = 0;
     uint64_t line_no = first_line;
     size_t i = 0;
@@ -224,24 +227,41 @@ struct Scanner::Impl {
       detail::LinePrefix prefix = detail::parse_line_prefix(line, src, year);
       TimeNs time = forced_time != kNoTime ? forced_time : prefix.t;
       bool inferred = false;
+      uint64_t stamped_line = line_no;  // the line the time comes from
       if (time == kNoTime) {
         // Look back up to 64 lines (into the caller's look-back context too) for a stamped line.
+        // Stop at the previous candidate line: its own time, or what its look-back found, is the
+        // answer from there on (a traceback of many candidate lines is walked once, not 64 times).
         size_t abs_start = scan_from + start;
         size_t cursor = abs_start;
         for (int back = 0; back < 64 && cursor > 0; ++back) {
           size_t prev_end = cursor - 1;  // the '\n' ending the previous line
           const void* nl = prev_end == 0 ? nullptr : memrchr(buffer.data(), '\n', prev_end);
           size_t prev_start = nl == nullptr ? 0 : static_cast<const char*>(nl) - buffer.data() + 1;
+          if (prev_start == prev_candidate_start && prev_candidate_time != kNoTime &&
+              line_no - prev_candidate_time_line <= 64) {
+            time = prev_candidate_time;
+            inferred = true;
+            stamped_line = prev_candidate_time_line;
+            break;
+          }
+          if (prev_start == prev_candidate_start && prev_candidate_time == kNoTime) break;
           std::string_view prev(buffer.data() + prev_start, prev_end - prev_start);
           detail::LinePrefix pp = detail::parse_line_prefix(prev.substr(0, 256), src, year);
           if (pp.t != kNoTime) {
             time = pp.t;
             inferred = true;
+            stamped_line = line_no - static_cast<uint64_t>(back) - 1;
             break;
           }
           cursor = prev_start;
         }
       }
+      // Remember this line for the next candidate's look-back: the time that applies at it, and
+      // the line number of the stamped line that time came from.
+      prev_candidate_start = scan_from + start;
+      prev_candidate_time = time;
+      prev_candidate_time_line = stamped_line;
       size_t j = i;
       bool matched = false;
       while (j < candidates.size() && candidates[j].line_start == start) {

@@ -315,6 +315,9 @@ std::string write_summary(const Analysis& a, const Outcome& o) {
     s += fmt::format("root cause: {}{}{} at {}\n", r.label, r.key.node.empty() ? "" : " on " + r.key.node,
                      r.key.gpu.empty() ? "" : " GPU " + r.key.gpu,
                      r.first() == kNoTime ? "unknown time" : format_rfc3339(r.first()));
+    for (const auto& e : r.rec->evidence) {
+      s += fmt::format("  evidence: {}:{}: {}\n", e.source, e.line, e.text.substr(0, 160));
+    }
   }
   std::map<std::string, std::pair<uint64_t, std::set<std::string>>> explained;
   for (const Item& it : a.items) {

@@ -123,3 +123,35 @@ TEST(RuleLoader, ListPatterns) {
 
 }  // namespace
 }  // namespace attribution
+
+#include "rule_set.h"
+
+namespace attribution {
+namespace {
+
+TEST(RuleLoader, CompiledCacheRoundTripAndRejection) {
+  std::vector<RuleText> files = {{"t.yaml", testing::kMiniRules}};
+  LoadResult fresh = load_rules(files);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh.rules->from_cache);
+  std::string cache = serialize_compiled(*fresh.rules);
+  ASSERT_FALSE(cache.empty());
+  LoadResult cached = load_rules(files, cache);
+  ASSERT_TRUE(cached.ok());
+  EXPECT_TRUE(cached.rules->from_cache);
+  for (const auto& r : run_fixtures(*cached.rules)) EXPECT_TRUE(r.passed) << r.rule_id << ": " << r.message;
+  EXPECT_EQ(describe(*cached.rules).digest, describe(*fresh.rules).digest);
+  // A cache for other rules, or a damaged one, is ignored and the rules are compiled.
+  std::vector<RuleText> other = {{"t.yaml", std::string(testing::kMiniRules) + "\n"}};
+  LoadResult mismatched = load_rules(other, cache);
+  ASSERT_TRUE(mismatched.ok());
+  EXPECT_FALSE(mismatched.rules->from_cache);
+  std::string damaged = cache.substr(0, cache.size() / 2);
+  LoadResult truncated = load_rules(files, damaged);
+  ASSERT_TRUE(truncated.ok());
+  EXPECT_FALSE(truncated.rules->from_cache);
+  EXPECT_EQ(rules_digest(files), describe(*fresh.rules).digest);
+}
+
+}  // namespace
+}  // namespace attribution

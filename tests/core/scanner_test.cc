@@ -69,6 +69,29 @@ TEST_F(ScannerTest, TimeInheritedFromEarlierLine) {
   EXPECT_TRUE(r->evidence[0].time_inferred);
 }
 
+TEST_F(ScannerTest, TimeLookBackIsBoundedTo64Lines) {
+  // One stamped line, then 100 unstamped candidate lines: lines 1-64 after the stamp inherit its
+  // time, later ones have none (and the walk is not repeated per candidate).
+  std::string text = "2026-03-01T10:00:00Z start\n";
+  for (int i = 1; i <= 100; ++i) text += "E" + std::to_string(i) + "Error: x\n";
+  Extraction ex = scan(text);
+  const SymptomRecord* r64 = find(ex, "python.exception.E64Error");
+  const SymptomRecord* r65 = find(ex, "python.exception.E65Error");
+  ASSERT_NE(r64, nullptr);
+  ASSERT_NE(r65, nullptr);
+  EXPECT_EQ(format_rfc3339(r64->first_seen), "2026-03-01T10:00:00.000Z");
+  EXPECT_EQ(r65->first_seen, kNoTime);
+  // A new stamp in the middle restarts the window.
+  std::string t2 = "2026-03-01T10:00:00Z a\n";
+  for (int i = 1; i <= 50; ++i) t2 += "E" + std::to_string(i) + "Error: x\n";
+  t2 += "2026-03-01T11:00:00Z b\n";
+  for (int i = 51; i <= 120; ++i) t2 += "E" + std::to_string(i) + "Error: x\n";
+  Extraction ex2 = scan(t2);
+  EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E50Error")->first_seen), "2026-03-01T10:00:00.000Z");
+  EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E114Error")->first_seen), "2026-03-01T11:00:00.000Z");
+  EXPECT_EQ(find(ex2, "python.exception.E115Error")->first_seen, kNoTime);
+}
+
 TEST_F(ScannerTest, MessyInputCrlfAnsiInvalidUtf8Junk) {
   std::string text = "\x1b[31mboot\x1b[0m\r\n";
   for (int i = 0; i < 300; ++i) text += static_cast<char>((i * 131) & 0xff);

@@ -109,6 +109,24 @@ TEST_F(Robustness, GzipFilesAreRead) {
   EXPECT_EQ(nlohmann::json::parse(out)["outcome"], "gpu.memory_ecc");
 }
 
+TEST_F(Robustness, CorruptGzipIsAReadError) {
+  write("workload.yaml", std::string(kManifest).replace(std::string(kManifest).find("app.log"), 7, "app.log.gz"));
+  std::string plain;
+  for (int i = 0; i < 2000; ++i) plain += "2026-05-01T10:10:00Z step " + std::to_string(i) + " loss 1.0\n";
+  write("plain.txt", plain);
+  ASSERT_EQ(std::system(("gzip -c " + (dir_ / "plain.txt").string() + " > " + (dir_ / "full.gz").string()).c_str()), 0);
+  std::ifstream in(dir_ / "full.gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write("app.log.gz", gz.substr(0, gz.size() / 2));  // truncated stream
+  std::string out, err;
+  int rc = analyze(out, err);
+  EXPECT_TRUE(rc == kExitPartial || rc == kExitNoData) << rc << " " << err;
+  auto v = nlohmann::json::parse(out);
+  EXPECT_EQ(v["connector_reports"][0]["status"], "error");
+  EXPECT_NE(v["connector_reports"][0]["reason"].get<std::string>().find("gzip"), std::string::npos)
+      << v["connector_reports"][0];
+}
+
 TEST_F(Robustness, ByteRangesTileAFileExactly) {
   std::string text;
   for (int i = 0; i < 5000; ++i) text += "line " + std::to_string(i) + std::string(i % 97, 'z') + "\n";

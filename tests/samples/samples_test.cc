@@ -60,8 +60,11 @@ TEST_P(SampleTest, MatchesExpected) {
   EXPECT_EQ(v["quality"]["level"], want["quality"].as<std::string>());
   if (want["root_node"]) {
     json got = v["root_cause"].is_null() ? json(nullptr) : v["root_cause"]["node"];
-    if (want["root_node"].IsNull()) EXPECT_TRUE(got.is_null()) << got;
-    else EXPECT_EQ(got, want["root_node"].as<std::string>());
+    if (want["root_node"].IsNull()) {
+      EXPECT_TRUE(got.is_null()) << got;
+    } else {
+      EXPECT_EQ(got, want["root_node"].as<std::string>());
+    }
   }
   if (want["root_symptom"]) EXPECT_EQ(v["root_cause"]["symptom"], want["root_symptom"].as<std::string>());
   if (want["affected_nodes"]) {
@@ -111,8 +114,8 @@ TEST_P(SampleTest, ObservationsInTwoHalvesEqualOneShot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samples, SampleTest, ::testing::ValuesIn(sample_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;
                          });

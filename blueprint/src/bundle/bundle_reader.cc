@@ -69,6 +69,11 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
   b.manifest = std::move(parsed.value);
   const ExecutionContext& ctx = b.manifest.context;
   fs::path root = fs::weakly_canonical(dir, ec);
+  // Distinct node names, longest first, computed once (rank maps repeat each node many times).
+  std::vector<std::string> node_names = ctx.nodes;
+  for (const auto& [r, n] : ctx.ranks) node_names.push_back(n);
+  std::sort(node_names.begin(), node_names.end());
+  node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
   for (size_t si = 0; si < b.manifest.sources.size(); ++si) {
     const BundleSource& s = b.manifest.sources[si];
     Bundle::SourceStatus status{s.path, 0, ""};
@@ -111,9 +116,7 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
       if (f.source.rank == kNoRank && matches.size() == 1 && s.path.find('*') != std::string::npos)
         f.source.rank = rank_from_name(fs::path(m).filename().string());
       if (f.source.node.empty()) {
-        std::vector<std::string> nodes = ctx.nodes;
-        for (const auto& [r, n] : ctx.ranks) nodes.push_back(n);
-        f.source.node = node_from_path(f.relative, nodes);
+        f.source.node = node_from_path(f.relative, node_names);
         if (f.source.node.empty() && f.source.rank != kNoRank) {
           auto it = ctx.ranks.find(f.source.rank);
           if (it != ctx.ranks.end()) f.source.node = it->second;

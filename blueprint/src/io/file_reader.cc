@@ -60,9 +60,11 @@ class GzipSource : public Source {
   ~GzipSource() override { gzclose(f_); }
   ssize_t read(char* dst, size_t n) override {
     int r = gzread(f_, dst, static_cast<unsigned>(std::min<size_t>(n, 1 << 30)));
-    if (r < 0) {
-      int code = 0;
-      error = gzerror(f_, &code);
+    int code = Z_OK;
+    const char* msg = gzerror(f_, &code);
+    // A truncated or corrupt stream ends with an error code rather than a clean end of file.
+    if (r < 0 || (r == 0 && code != Z_OK && code != Z_STREAM_END)) {
+      error = fmt::format("gzip: {}", msg != nullptr ? msg : "corrupt stream");
       return -1;
     }
     return r;

@@ -59,6 +59,42 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
   return true;
 }
 
+std::string compiled_cache_dir() {
+  if (const char* d = std::getenv("ATTRIBUTION_CACHE_DIR"); d != nullptr) return d;  // "" disables
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/attribution";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/attribution";
+  return "";
+}
+
+namespace {
+
+// Compiled Vectorscan databases cached under the rules digest: only the first run after a rules
+// change compiles. A stale or foreign cache is detected by the core and ignored.
+std::string read_cache(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_cache(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec || bytes.empty()) return;
+  fs::path tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << bytes;
+    if (!out) return;
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace
+
 std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std::vector<std::string>& errors,
                                                std::vector<std::string>* warnings) {
   std::vector<RuleText> files;
@@ -67,7 +103,16 @@ std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std:
     errors.push_back(error);
     return nullptr;
   }
-  LoadResult r = load_rules(files);
+  std::string cache_dir = compiled_cache_dir();
+  fs::path cache_path;
+  std::string cached;
+  if (!cache_dir.empty()) {
+    std::string digest = rules_digest(files);
+    cache_path = fs::path(cache_dir) / (digest.substr(digest.find(':') + 1) + ".hsdb");
+    cached = read_cache(cache_path);
+  }
+  LoadResult r = load_rules(files, cached);
+  if (r.rules && !cache_path.empty() && cached.empty()) write_cache(cache_path, serialize_compiled(*r.rules));
   for (const auto& e : r.errors) errors.push_back(e.to_string());
   if (warnings != nullptr) {
     for (const auto& w : r.warnings) warnings->push_back(w.to_string());

@@ -14,7 +14,11 @@ std::string default_rules_location();
 // Names in RuleText are the paths as given. Returns false with `error` on I/O problems.
 bool read_rule_files(const std::string& location, std::vector<RuleText>& out, std::string& error);
 
-// Reads and loads; prints nothing. On failure `errors` holds one message per problem.
+// Where compiled rule databases are cached: $ATTRIBUTION_CACHE_DIR (empty disables), else
+// $XDG_CACHE_HOME/attribution, else ~/.cache/attribution.
+std::string compiled_cache_dir();
+
+// Reads and loads (using the compiled-database cache); prints nothing. On failure `errors` holds one message per problem.
 std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std::vector<std::string>& errors,
                                                std::vector<std::string>* warnings = nullptr);
 

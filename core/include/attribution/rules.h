@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,19 @@ struct LoadResult {
 
 // Loads and compiles rule files, in the given order (order matters for precedence ties and for
 // refiners within a phase). Never throws.
-LoadResult load_rules(const std::vector<RuleText>& files);
+//
+// `compiled_cache`, when not empty, is the output of serialize_compiled() for the same files: the
+// Vectorscan databases are then deserialized instead of compiled (compiling is the fixed start-up
+// cost of every run). A cache made for other files, another Vectorscan version or another CPU is
+// detected and ignored.
+LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compiled_cache = {});
+
+// "sha256:<hex>" over the file names and contents, in order: the rules digest of a verdict, and
+// the key under which a caller may store serialize_compiled() output.
+std::string rules_digest(const std::vector<RuleText>& files);
+
+// The compiled Vectorscan databases of `rules`, serialized (for the caller to cache).
+std::string serialize_compiled(const RuleSet& rules);
 
 // Summary of a loaded rule set, for `rules lint`, /metrics and the verdict's engine block.
 struct RuleSetInfo {
