@@ -128,8 +128,10 @@ rc=0; "$BIN" run --config "$CFG" --from "$(date -u -d @$((T0 - 5)) +%FT%TZ)" -o 
 [ $rc = 0 ] || [ $rc = 3 ] || fail "time range run exited $rc: $(cat "$T/range.err")"
 check "range: attempts" "$(python3 -c "import json; print(len(json.load(open('$T/range.json'))['runs']))")" "$N_BEFORE"
 check "range: no duplicate rows" "$(q "SELECT count(*) FROM runs")" "$N_BEFORE"
+rc=0; "$BIN" run --config "$CFG" --from "$(date -u -d @$((T0 - 7200)) +%FT%TZ)" --to "$(date -u -d @$((T0 - 3600)) +%FT%TZ)" --progress never >/dev/null 2>&1 || rc=$?
+check "range before the test: exit (no data)" "$rc" 4
 rc=0; "$BIN" run --config "$CFG" --from "$(date -u -d @$((T1 + 60)) +%FT%TZ)" --progress never >/dev/null 2>&1 || rc=$?
-check "range in the future: exit (no data)" "$rc" 4
+check "range --from after --to: usage error" "$rc" 2
 
 if [ ${#SKIPS[@]} -gt 0 ]; then for s in "${SKIPS[@]}"; do echo "SKIPPED: $s"; done; fi
 if [ $FAILS -gt 0 ]; then echo "FAILED: $FAILS check(s)"; exit 1; fi

@@ -209,6 +209,10 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
       err << "error: a time range needs --since or --from\n";
       return kExitUsage;
     }
+    if (from > to) {
+      err << "error: --from is after --to (or after now)\n";
+      return kExitUsage;
+    }
     if (!pipeline->adapter().ended_between(from, to, attempts, error)) {
       err << "error: " << pipeline->adapter_name() << ": " << error << "\n";
       return kExitError;
