@@ -3,11 +3,27 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "attribution/codec.h"
 
 namespace attribution::blueprint {
+namespace {
+
+std::string percent_encode(const std::string& in) {
+  std::string out;
+  for (unsigned char c : in) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 ServiceClient::ServiceClient(std::string base_url, std::string token)
     : base_url_(std::move(base_url)), token_(std::move(token)) {
@@ -55,6 +71,22 @@ bool ServiceClient::analyze(const ExecutionContext& context, const std::vector<O
     return true;
   };
   for (const auto& o : observations) {
+    if (!o.metric) {
+      // Log text goes as raw bytes (POST .../text), so binary junk and invalid UTF-8 reach the
+      // engine unchanged, exactly as when the embedded engine reads the file.
+      if (!flush()) return false;
+      std::string q = "?source=" + percent_encode(o.source.source) + "&kind=" + std::string(to_string(o.kind)) +
+                      "&first_line=" + std::to_string(o.source.line == 0 ? 1 : o.source.line);
+      if (!o.node.empty()) q += "&node=" + percent_encode(o.node);
+      if (o.rank != kNoRank) q += "&rank=" + std::to_string(o.rank);
+      if (!o.gpu.empty()) q += "&gpu=" + percent_encode(o.gpu);
+      if (!o.note.empty()) q += "&note=" + percent_encode(o.note);
+      if (o.boot_time != kNoTime) q += "&boot_time=" + percent_encode(format_rfc3339_ns(o.boot_time));
+      if (o.utc_offset_s != 0) q += "&utc_offset_s=" + std::to_string(o.utc_offset_s);
+      auto r = cli.Post(path + "/text" + q, headers, o.text, "text/plain");
+      if (!r || r->status / 100 != 2) return fail("add text", r);
+      continue;
+    }
     batch += observation_to_json(o);
     batch += '\n';
     if (batch.size() > (4u << 20) && !flush()) return false;

@@ -164,6 +164,25 @@ bool decode_observation(const element& e, const IngestOptions& options, Observat
           o.source.line = line;
         }
       }
+    } else if (key == "boot_time") {
+      // Source defaults (codec.h observation_to_json): dmesg anchor, zone offset, note.
+      if (v.is_null()) continue;
+      std::string_view s;
+      if (v.get_string().get(s)) { reason = "boot_time: not an RFC 3339 string"; return false; }
+      auto t = parse_rfc3339(s);
+      if (!t.ok()) { reason = "boot_time: " + t.error; return false; }
+      o.boot_time = t.value;
+    } else if (key == "utc_offset_s") {
+      if (v.is_null()) continue;
+      int64_t off;
+      if (v.get_int64().get(off) || off < -18 * 3600 || off > 18 * 3600) {
+        reason = "utc_offset_s: must be an integer number of seconds within ±18 h";
+        return false;
+      }
+      o.utc_offset_s = off;
+    } else if (key == "note") {
+      if (v.is_null()) continue;
+      if (!get_string(v, o.note)) { reason = "note: not a string"; return false; }
     } else if (key == "text") {
       if (v.is_null()) continue;
       if (!get_string(v, o.text)) { reason = "text: not a string"; return false; }

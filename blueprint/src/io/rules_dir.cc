@@ -25,6 +25,10 @@ std::string default_rules_location() {
 bool read_rule_files(const std::string& location, std::vector<RuleText>& out, std::string& error) {
   std::error_code ec;
   std::vector<fs::path> files;
+  // Names are "<dir name>/<path inside it>" (e.g. "rules/gpu.yaml") whatever the directory's
+  // location, so the rules digest is the same for the blueprint and the service.
+  fs::path base = fs::path(location).lexically_normal();
+  if (base.filename().empty()) base = base.parent_path();
   if (fs::is_directory(location, ec)) {
     for (auto it = fs::recursive_directory_iterator(location, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
@@ -54,7 +58,10 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
     }
     std::ostringstream ss;
     ss << in.rdbuf();
-    out.push_back({f.string(), ss.str()});
+    std::string name = fs::is_directory(location, ec)
+                           ? (base.filename() / fs::relative(f, location, ec)).string()
+                           : f.filename().string();
+    out.push_back({name, ss.str()});
   }
   return true;
 }
