@@ -140,18 +140,33 @@ Outcome decide(Analysis& a) {
     return o;
   }
   o.root = causes.front();
+  // The same symptom seen with and without a node (an event line that names no host, and the
+  // node's own record): name the node.
+  if (a.items[o.root].key.node.empty()) {
+    for (int i : causes) {
+      const Item& it = a.items[i];
+      if (it.attrs.priority != a.items[o.root].attrs.priority) break;
+      if (it.key.id == a.items[o.root].key.id && !it.key.node.empty()) {
+        o.root = i;
+        break;
+      }
+    }
+  }
   const Item& root = a.items[o.root];
   for (int i : causes) {
     const Item& it = a.items[i];
     if (it.key.id == root.key.id && it.key.node == root.key.node) o.root_group.push_back(i);
   }
-  static const std::set<std::string> kHardware = {"gpu", "node", "network", "storage"};
+  // The same outcome on two nodes is two suspects only for node-local faults (GPU, host); a
+  // shared filesystem or fabric failing on many clients is one cause.
+  static const std::set<std::string> kNodeLocal = {"gpu", "node"};
   for (int i : causes) {
     const Item& it = a.items[i];
     if (i == o.root || it.attrs.priority / 10 != root.attrs.priority / 10) continue;
     if (it.key.node == root.key.node) continue;  // same node: the culprit is clear
+    if (it.key.id == root.key.id && (it.key.node.empty() || root.key.node.empty())) continue;
     bool different_outcome = it.attrs.outcome != root.attrs.outcome;
-    if (!different_outcome && !kHardware.count(it.attrs.domain)) continue;
+    if (!different_outcome && !kNodeLocal.count(it.attrs.domain)) continue;
     bool close_in_time = it.first() == kNoTime || root.first() == kNoTime ||
                          std::llabs(it.first() - root.first()) <= 60 * kSecond;
     if (!close_in_time) continue;

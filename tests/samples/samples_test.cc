@@ -66,7 +66,9 @@ TEST_P(SampleTest, MatchesExpected) {
       EXPECT_EQ(got, want["root_node"].as<std::string>());
     }
   }
-  if (want["root_symptom"]) EXPECT_EQ(v["root_cause"]["symptom"], want["root_symptom"].as<std::string>());
+  if (want["root_symptom"]) {
+    EXPECT_EQ(v["root_cause"]["symptom"], want["root_symptom"].as<std::string>());
+  }
   if (want["affected_nodes"]) {
     std::vector<std::string> nodes;
     for (const auto& n : want["affected_nodes"]) nodes.push_back(n.as<std::string>());
