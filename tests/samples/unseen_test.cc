@@ -41,7 +41,9 @@ TEST(Unseen, DomainsAndHonesty) {
     if (v["quality"]["level"] == "definitive" && !v["root_cause"].is_null()) {
       std::string symptom = v["root_cause"]["symptom"];
       for (const auto& g : v["symptoms"]) {
-        if (g["id"] == symptom) EXPECT_NE(g["role"], "unexplained_victim") << name;
+        if (g["id"] == symptom) {
+          EXPECT_NE(g["role"], "unexplained_victim") << name;
+        }
       }
     }
   }
