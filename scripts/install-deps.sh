@@ -11,7 +11,7 @@ BUILD_PACKAGES=(
   libvectorscan-dev libre2-dev libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev
   libcpp-httplib-dev libcurl4-openssl-dev libcli11-dev libfmt-dev libspdlog-dev libexpected-dev
   libsqlite3-dev sqlite3 libpq-dev libpqxx-dev zlib1g-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml nodejs npm
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml
 )
 TEST_PACKAGES=(
   ripgrep wrk time clang-16 libclang-rt-16-dev
@@ -23,6 +23,11 @@ TEST_PACKAGES=(
 want=("${BUILD_PACKAGES[@]}")
 if [[ "${1:-}" == "--test" ]]; then
   want+=("${TEST_PACKAGES[@]}")
+fi
+# Node.js and npm (test tooling only: OpenAPI lint, Playwright): use what the machine has (some
+# images ship a Node.js whose npm is bundled and conflicts with Debian's npm package).
+if [[ "${1:-}" == "--test" ]] && ! command -v npm >/dev/null; then
+  want+=(nodejs npm)
 fi
 if [[ -n "${ATTRIBUTION_EXTRA_PACKAGES:-}" ]]; then
   read -r -a extra <<<"$ATTRIBUTION_EXTRA_PACKAGES"
