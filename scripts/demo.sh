@@ -10,23 +10,25 @@ export ATTRIBUTION_RULES_DIR="$PWD/rules"
 
 "$BP" rules lint rules
 echo
-printf '%-40s %-26s %-12s %s\n' BUNDLE OUTCOME QUALITY ROOT
+OUT="$BUILD/demo-verdicts"
+mkdir -p "$OUT"
+printf '%-36s %-9s %-26s %-12s %-13s %s\n' BUNDLE JOB OUTCOME DOMAIN QUALITY CULPRIT
 rm -f "$DB" "$DB-wal" "$DB-shm"
 bundles=()
 for dir in samples/*/; do
   [[ -f "$dir/workload.yaml" ]] || continue
+  name=$(basename "$dir")
   bundles+=(--bundle "${dir%/}")
-  "$BP" analyze "${dir%/}" -o json > "$BUILD/.demo-verdict.json" || true
-  python3 - "$dir" "$BUILD/.demo-verdict.json" <<'PY'
+  "$BP" analyze "${dir%/}" -o json > "$OUT/$name.json" || true
+  python3 - "$name" "$OUT/$name.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[2]))
 rc = v.get("root_cause") or {}
-root = rc.get("node") or "-"
-print(f"{sys.argv[1].split('/')[-2]:<40} {v['outcome']:<26} {v['quality']['level']:<12} {root} {rc.get('symptom', '')}")
+print(f"{sys.argv[1]:<36} {v['workload']['id']:<9} {v['outcome']:<26} {v['domain']:<12} {v['quality']['level']:<13} {rc.get('node') or '-'}")
 PY
 done
-rm -f "$BUILD/.demo-verdict.json"
 echo
+echo "Verdict JSON files: $OUT/<bundle>.json"
 if "$BP" run --help >/dev/null 2>&1; then
   "$BP" run --adapter static "${bundles[@]}" --db "$DB" >/dev/null
   echo "Stored $(( ${#bundles[@]} / 2 )) verdicts in $DB"
