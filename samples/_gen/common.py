@@ -16,6 +16,7 @@ def start_job(tr, S, verbose=True):
 def train(tr, S, F, period=2.0, every=50, it0=1, fmt="megatron", max_lines=40):
     import math
     every = max(every, int(math.ceil((F - S).total_seconds() / period / max_lines)))
+    tr.rank_noise(S + sec(60), F)
     return tr.iterations(tr.nodes[0], S + sec(70), F, period, it0, every=every, fmt=fmt)
 
 

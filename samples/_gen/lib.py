@@ -176,12 +176,24 @@ def boot_lines(kl, t, pcis, driver="550.90.07"):
 # ---------------------------------------------------------------------------
 # Training job output
 
+NCHAN = 8                 # NCCL channels printed per rank at init (verbose)
+RANK_NOISE_LINES = 240    # ordinary per-rank chatter between job start and the failure (see Train.rank_noise)
+
+TORCH_WARNINGS = [
+    PY + "/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+    "In version 2.4 we will raise an exception if use_reentrant is not passed.\n  warnings.warn(",
+    PY + "/torch/nn/modules/module.py:1747: FutureWarning: `torch.cuda.amp.autocast(args...)` is deprecated. "
+    "Please use `torch.amp.autocast('cuda', args...)` instead.\n  with torch.cuda.amp.autocast(enabled=self.fp16):",
+    PY + "/transformer_engine/pytorch/attention.py:5012: UserWarning: flash-attn v3 may provide important feature support or performance "
+    "improvement. Please install flash-attn v3 by\n  warnings.warn(",
+]
+
 
 class Train:
     """A torchrun job: one agent per node, `gpn` workers per node."""
 
     def __init__(self, jobid, nodes, gpn, start, seed, timeout_ms=600000, nccl="2.21.5", tz="UTC",
-                 script="train.py", net="IB", ipbase="10.42", pci=None, model_numel=160672064):
+                 script="train.py", net="IB", ipbase="10.42", pci=None, model_numel=160672064, chatty=True):
         self.jobid, self.nodes, self.gpn, self.start = jobid, nodes, gpn, start
         self.rnd = random.Random(seed)
         self.timeout_ms, self.nccl, self.tz, self.script, self.net = timeout_ms, nccl, tz, script, net
@@ -200,6 +212,7 @@ class Train:
         self.logs = {n: Log() for n in nodes}
         self.commid = "0x%016x" % self.rnd.getrandbits(64)
         self.numel = model_numel
+        self.chatty = chatty  # False: the short pre-2026-12 shape (no per-channel NCCL lines, no per-rank chatter)
 
     # -- small formatters
     def node_of(self, r):
@@ -259,11 +272,73 @@ class Train:
                 nxt = (r + 1) % self.world
                 L.append("%s NCCL INFO Channel 00/0 : %d[%d] -> %d[%d] via %s" % (
                     q, r, l, nxt, nxt % self.gpn, "P2P/CUMEM/read" if self.node_of(nxt) == node else "NET/IB/0/GDRDMA"))
+                if self.chatty:
+                    L += self.nccl_channels(node, r, l, q)
                 L.append("%s NCCL INFO Connected all rings" % q)
                 L.append("%s NCCL INFO Connected all trees" % q)
+            if verbose and self.chatty:
+                L.append("%s NCCL INFO threadThresholds 8/8/64 | %d/8/64 | 512 | 512" % (q, 8 * self.world))
+                L.append("%s NCCL INFO %d coll channels, 0 collnet channels, 0 nvls channels, %d p2p channels, 2 p2p channels per peer"
+                         % (q, NCHAN, NCHAN))
+                L.append("%s NCCL INFO CC Off, Multi-GPU CC Off, workFifoBytes 1048576" % q)
+                L.append("%s NCCL INFO TUNER/Plugin: Plugin load returned 11 : libnccl-tuner.so: cannot open shared object file: No such file or directory"
+                         % q)
+                L.append("%s NCCL INFO TUNER/Plugin: Using internal tuner plugin." % q)
             L.append("%s NCCL INFO comm 0x%x rank %d nranks %d cudaDev %d nvmlDev %d busId %s commId %s - Init COMPLETE"
                      % (q, 0x55d0c0000000 + r * 0x1f0000, r, self.world, l, l, busid, self.commid))
             self.add(node, tt, "\n".join(L))
+
+    def nccl_channels(self, node, r, l, q):
+        """The per-channel ring/tree lines NCCL_DEBUG=INFO prints at init (deterministic, no rnd)."""
+        L = ["%s NCCL INFO NCCL_P2P_LEVEL set by environment to NVL" % q,
+             "%s NCCL INFO P2P Chunksize set to 524288" % q]
+        nxt, prv = (r + 1) % self.world, (r - 1) % self.world
+        up = -1 if r == 0 else (r - 1) // 2
+        dn = (2 * r + 1) if 2 * r + 1 < self.world else -1
+        for c in range(NCHAN):
+            L.append("%s NCCL INFO Channel %02d/%02d :    %s" % (q, c, NCHAN, " ".join(
+                str((r + k) % self.world) for k in range(min(self.world, 8)))))
+        for c in range(NCHAN):
+            L.append("%s NCCL INFO Trees [%d] %d/-1/-1->%d->%d" % (q, c, dn, r, up))
+        for c in range(NCHAN):
+            via = "P2P/CUMEM/read" if self.node_of(nxt) == node else "NET/IB/%d/GDRDMA" % (c % 4)
+            L.append("%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s" % (q, c, r, l, nxt, nxt % self.gpn, via))
+        for c in range(0, NCHAN, 2):
+            via = "P2P/CUMEM/read" if self.node_of(prv) == node else "NET/IB/%d/GDRDMA" % (c % 4)
+            L.append("%s NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s" % (q, c, prv, prv % self.gpn, r, l, via))
+        return L
+
+    def rank_noise(self, t0, t1, lines_per_rank=RANK_NOISE_LINES):
+        """Ordinary per-rank training chatter between t0 and t1 on every rank (own RNG: the rest of the
+        story draws from self.rnd and must not shift)."""
+        if t1 <= t0 or not self.chatty:
+            return
+        span = (t1 - t0).total_seconds()
+        for r in range(self.world):
+            n = self.node_of(r)
+            rnd = random.Random("noise-%s-%d" % (self.jobid, r))
+            t = t0 + sec(rnd.uniform(0.5, 3.0))
+            for k, w in enumerate(TORCH_WARNINGS):
+                self.add(n, t + sec(0.001 * k), "\n".join("[rank%d]:%s" % (r, x) for x in w.split("\n")))
+            step = span / lines_per_rank
+            shard = rnd.randint(100, 900)
+            for k in range(lines_per_rank):
+                tt = t0 + sec(5 + k * step + rnd.uniform(0, step * 0.5))
+                if tt >= t1:
+                    break
+                kind = k % 4
+                if kind == 0:
+                    shard += 1
+                    msg = "dataloader - shard %05d: %d samples ready (prefetch %.1f ms)" % (shard, 4096, rnd.uniform(2, 40))
+                elif kind == 1:
+                    msg = "trainer - fwd %.0f ms | bwd %.0f ms | opt %.0f ms" % (rnd.uniform(300, 340), rnd.uniform(640, 700), rnd.uniform(40, 60))
+                elif kind == 2:
+                    msg = "memory - allocated %.2f GiB | reserved %.2f GiB | peak %.2f GiB" % (
+                        rnd.uniform(51, 53), rnd.uniform(70, 72), rnd.uniform(68, 69))
+                else:
+                    msg = "throughput - %d tok/s/gpu | mfu %.1f%% | dl_wait %.1f ms" % (
+                        rnd.randint(5900, 6300), rnd.uniform(41, 44), rnd.uniform(0.2, 3.0))
+                self.add(n, tt, "[rank%d]:%s - INFO - %s" % (r, pylog_ts(tt, self.tz), msg))
 
     def iterations(self, node, t0, t1, period, it0, every=1, total=100000, fmt="megatron", loss0=2.4):
         t = t0
