@@ -175,7 +175,7 @@ def xid48(b):
 
 @bundle("xid94-contained-ecc")
 def xid94(b):
-    nodes = ["gpu-c11", "gpu-c12"]
+    nodes = ["gpu-c11", "gpu-c12", "gpu-c13", "gpu-c14"]
     tz = "Europe/Berlin"
     S, F = ts("2026-05-19T06:30:02"), ts("2026-05-19T14:07:52.640")
     tr = Train(5520931, nodes, 4, S, seed=3, timeout_ms=300000, tz=tz)
@@ -350,7 +350,7 @@ def xid13(b):
 
 @bundle("xid31-mmu-fault-one-app")
 def xid31(b):
-    nodes = ["gpu-f21", "gpu-f22"]
+    nodes = ["gpu-f21", "gpu-f22", "gpu-f23", "gpu-f24"]
     S, F = ts("2026-08-11T19:44:00"), ts("2026-08-12T02:13:27.550")
     tr = Train(605901, nodes, 4, S, seed=6, timeout_ms=900000)
     start_job(tr, S)

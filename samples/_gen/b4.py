@@ -156,7 +156,7 @@ def straggler(b):
 
 @bundle("barrier-timeout-checkpoint-save")
 def barrier(b):
-    nodes = ["gpu-m11", "gpu-m12"]
+    nodes = ["gpu-m11", "gpu-m12", "gpu-m13", "gpu-m14"]
     S, F = ts("2026-09-14T00:00:10"), ts("2026-09-14T16:40:02.000")
     tr, end = straggler_common(b, "lm-30b-ckpt", 757001, nodes, S, F, 21, 0, 40019, numel=1, saving=True, user="gbianchi")
     write_apps(b, tr, "logs/{node}.log")
@@ -174,7 +174,7 @@ def barrier(b):
 
 @bundle("nccl-timeouts-only-no-evidence")
 def hang(b):
-    nodes = ["gpu-v01", "gpu-v02"]
+    nodes = ["gpu-v01", "gpu-v02", "gpu-v03", "gpu-v04"]
     S, F = ts("2026-10-21T14:00:00"), ts("2026-10-21T19:13:37.000")
     tr = basic(b, 758843, nodes, 4, S, F, 22, "ssl-vit-g", "kolsen", period=2.0, timeout_ms=1800000)
     end = cascade(tr, 57501, F)
