@@ -138,6 +138,9 @@ try {
     const fleet = await api('fleet');
     const first = await page.$eval('#fleet-nodes tr.fleet-row', (r) => r.dataset.node);
     assert.equal(first, fleet.nodes[0].node);
+    // The samples make gpu-a03 the culprit of three jobs (Xid 79, Xid 48, GSP timeout): it leads.
+    assert.equal(first, 'gpu-a03', 'the repeat offender of the sample jobs is ranked first');
+    assert.equal(fleet.nodes[0].runs, 3);
     await shot('fleet');
     await page.click(`#fleet-nodes tr.fleet-row[data-node="${first}"] a.node-link`);
     await page.waitForSelector('#runs-table');
