@@ -424,7 +424,12 @@ void parse_query_json(std::string_view text, MetricParse& out) {
         return;
       }
       MetricSample m = base;
-      m.t = static_cast<TimeNs>(std::llround(pair[0].get<double>() * 1e3)) * 1000000LL;
+      double secs = pair[0].get<double>();
+      if (!(std::fabs(secs) < 7.0e9)) {  // beyond year 2191 (and NaN): not a sample time
+        out.errors.push_back(fmt::format("data.result[{}]: sample time out of range", i));
+        return;
+      }
+      m.t = static_cast<TimeNs>(std::llround(secs * 1e3)) * 1000000LL;
       if (!parse_number(pair[1].get<std::string>(), m.value)) {
         out.errors.push_back(fmt::format("data.result[{}]: value is not a number", i));
         return;
@@ -483,7 +488,10 @@ MetricParse parse_metrics_text(std::string_view text) {
         out.errors.push_back(fmt::format("line {}: timestamp is not an integer (milliseconds)", line_no));
         continue;
       }
-      m.t = ms * 1000000LL;
+      if (__builtin_mul_overflow(ms, int64_t{1000000}, &m.t)) {
+        out.errors.push_back(fmt::format("line {}: timestamp out of range", line_no));
+        continue;
+      }
     }
     out.samples.push_back(std::move(m));
   }

@@ -86,7 +86,9 @@ bool parse_dmesg_relative(std::string_view s, size_t& p, const TextSource& src, 
   }
   if (fdigits == 0 || q >= s.size() || s[q] != ']') return false;
   p = q + 1;
-  t = src.boot_time == kNoTime ? kNoTime : src.boot_time + secs * 1000000000LL + frac;
+  TimeNs since_boot = secs * 1000000000LL + frac;  // < 3.2e18 with at most 10 digits
+  TimeNs sum = 0;
+  t = src.boot_time == kNoTime || __builtin_add_overflow(src.boot_time, since_boot, &sum) ? kNoTime : sum;
   return true;
 }
 
@@ -129,7 +131,7 @@ bool parse_dmesg_t(std::string_view s, size_t& p, const TextSource& src, TimeNs&
   q += 8;
   if (q >= s.size() || s[q] != ' ') return false;
   int y = parse_fixed_digits(s, q + 1, 4);
-  if (y < 1900 || y > 2999 || q + 5 >= s.size() || s[q + 5] != ']') return false;
+  if (y < 1900 || y > 2200 || q + 5 >= s.size() || s[q + 5] != ']') return false;
   t = make_time(y, mo, d, h, mi, sec, 0) - src.utc_offset_s * 1000000000LL;
   p = q + 6;
   return true;
@@ -152,7 +154,7 @@ bool parse_syslog(std::string_view s, size_t& p, const TextSource& src, int year
   if (!parse_hms(s, q, h, mi, sec)) return false;
   q += 8;
   int64_t frac = parse_fraction(s, q);
-  t = year > 0 ? make_time(year, mo, d, h, mi, sec, frac) - src.utc_offset_s * 1000000000LL
+  t = year > 0 && year <= 2200 ? make_time(year, mo, d, h, mi, sec, frac) - src.utc_offset_s * 1000000000LL
                : kNoTime;
   skip_spaces(s, q);
   size_t hs = q;
@@ -181,7 +183,7 @@ bool parse_glog(std::string_view s, size_t& p, const TextSource& src, int year, 
   if (!parse_hms(s, q, h, mi, sec)) return false;
   q += 8;
   int64_t frac = parse_fraction(s, q);
-  t = year > 0 ? make_time(year, mo, d, h, mi, sec, frac) - src.utc_offset_s * 1000000000LL
+  t = year > 0 && year <= 2200 ? make_time(year, mo, d, h, mi, sec, frac) - src.utc_offset_s * 1000000000LL
                : kNoTime;
   p = q;
   return true;
