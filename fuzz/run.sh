@@ -30,6 +30,15 @@ status=0
 for target in scanner_fuzz parsers_fuzz; do
   "$CXX" "${FLAGS[@]}" "$ROOT/fuzz/$target.cc" "${objs[@]}" "${LIBS[@]}" -o "$WORK/$target"
   mkdir -p "$WORK/corpus-$target"
+  # Inputs that once crashed a target run first, as regressions.
+  if [[ -d "$ROOT/fuzz/regressions/$target" ]]; then
+    if ! "$WORK/$target" "$ROOT"/fuzz/regressions/$target/* > "$WORK/$target-regressions.log" 2>&1; then
+      echo "fuzz: $target fails on a regression input; see $WORK/$target-regressions.log" >&2
+      tail -20 "$WORK/$target-regressions.log" >&2
+      status=1
+      continue
+    fi
+  fi
   # Seed with sample logs / manifests so the fuzzer starts from real shapes.
   if [[ $target == scanner_fuzz ]]; then
     find "$ROOT/samples" -name '*.log' -size -64k | head -20 | xargs -I{} cp {} "$WORK/corpus-$target/" 2>/dev/null || true
