@@ -46,7 +46,7 @@ for target in scanner_fuzz parsers_fuzz; do
     for f in "$ROOT"/samples/*/workload.yaml; do printf '\001' | cat - "$f" > "$WORK/corpus-$target/$(basename "$(dirname "$f")").yaml"; done
   fi
   echo "fuzz: running $target for ${SECONDS_PER_TARGET}s"
-  if ! "$WORK/$target" -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
+  if ! "$WORK/$target" -seed=1 -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
       -artifact_prefix="$WORK/$target-" "$WORK/corpus-$target" > "$WORK/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; see $WORK/$target.log" >&2
     tail -40 "$WORK/$target.log" >&2

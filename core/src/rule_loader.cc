@@ -484,7 +484,7 @@ class Loader {
     if (s.empty()) return 0;
     int64_t v = 0;
     size_t i = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 9) v = v * 10 + (s[i++] - '0');
     if (i == 0) return 0;
     std::string unit = s.substr(i);
     int64_t mult = 0;
@@ -493,8 +493,11 @@ class Loader {
     else if (unit == "m") mult = 60LL * 1000000000LL;
     else if (unit == "h") mult = 3600LL * 1000000000LL;
     else return 0;
+    int64_t ns = 0;
+    // At most 30 days: refiner windows are about one job, and time sums stay far from overflow.
+    if (__builtin_mul_overflow(v, mult, &ns) || ns > 30LL * 86400 * 1000000000LL) return 0;
     ok = true;
-    return v * mult;
+    return ns;
   }
 
   void load_refiner(RuleSet& rs, const std::string& file, const YAML::Node& n) {
@@ -563,7 +566,7 @@ class Loader {
         bool ok = false;
         int64_t v = parse_duration(*d, ok);
         if (!ok) {
-          error(file, n[key].Mark(), fmt::format("'{}' must be a duration like 30s, 10m, 2h", key));
+          error(file, n[key].Mark(), fmt::format("'{}' must be a duration like 30s, 10m, 2h (at most 30 days)", key));
           return;
         }
         (std::string_view(key) == "within" ? r.within_ns : r.before_ns) = v;

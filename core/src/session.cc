@@ -167,8 +167,10 @@ Outcome decide(Analysis& a) {
     if (it.key.id == root.key.id && (it.key.node.empty() || root.key.node.empty())) continue;
     bool different_outcome = it.attrs.outcome != root.attrs.outcome;
     if (!different_outcome && !kNodeLocal.count(it.attrs.domain)) continue;
+    TimeNs gap = 0;
     bool close_in_time = it.first() == kNoTime || root.first() == kNoTime ||
-                         std::llabs(it.first() - root.first()) <= 60 * kSecond;
+                         (!__builtin_sub_overflow(it.first(), root.first(), &gap) && gap <= 60 * kSecond &&
+                          gap >= -60 * kSecond);
     if (!close_in_time) continue;
     if (std::find_if(o.rivals.begin(), o.rivals.end(), [&](int r) {
           return a.items[r].key.id == it.key.id && a.items[r].key.node == it.key.node;
