@@ -114,21 +114,29 @@ int64_t parse_fraction(std::string_view s, size_t& q) {
   return frac;
 }
 
-// dmesg -T "[Wed Jan 27 23:04:35 2021]"
-bool parse_dmesg_t(std::string_view s, size_t& p, const TextSource& src, TimeNs& t) {
-  if (p + 26 > s.size() || s[p] != '[' || s[p + 4] != ' ') return false;
-  int mo = month_from_abbrev(s.substr(p + 5, 3));
-  if (mo == 0 || s[p + 8] != ' ') return false;
-  size_t q = p + 9;
+// "Mmm dd hh:mm:ss" (day space-padded or not) at s[p]; on success q is just past the seconds.
+bool parse_month_day_hms(std::string_view s, size_t p, size_t& q, int& mo, int& d, int& h, int& mi, int& sec) {
+  if (p + 15 > s.size()) return false;
+  mo = month_from_abbrev(s.substr(p, 3));
+  if (mo == 0 || s[p + 3] != ' ') return false;
+  q = p + 4;
   if (s[q] == ' ') ++q;
-  int d = 0;
+  d = 0;
   size_t digits = 0;
   while (q < s.size() && is_digit(s[q]) && digits < 2) d = d * 10 + (s[q++] - '0'), ++digits;
   if (digits == 0 || q >= s.size() || s[q] != ' ') return false;
   ++q;
-  int h, mi, sec;
   if (!parse_hms(s, q, h, mi, sec)) return false;
   q += 8;
+  return true;
+}
+
+// dmesg -T "[Wed Jan 27 23:04:35 2021]"
+bool parse_dmesg_t(std::string_view s, size_t& p, const TextSource& src, TimeNs& t) {
+  if (p + 26 > s.size() || s[p] != '[' || s[p + 4] != ' ') return false;
+  size_t q = 0;
+  int mo, d, h, mi, sec;
+  if (!parse_month_day_hms(s, p + 5, q, mo, d, h, mi, sec)) return false;
   if (q >= s.size() || s[q] != ' ') return false;
   int y = parse_fixed_digits(s, q + 1, 4);
   if (y < 1900 || y > 2200 || q + 5 >= s.size() || s[q + 5] != ']') return false;
@@ -140,19 +148,9 @@ bool parse_dmesg_t(std::string_view s, size_t& p, const TextSource& src, TimeNs&
 // syslog "May 18 19:02:39 host"; "May  5 ..."
 bool parse_syslog(std::string_view s, size_t& p, const TextSource& src, int year, TimeNs& t,
                   std::string_view& host) {
-  if (p + 15 > s.size()) return false;
-  int mo = month_from_abbrev(s.substr(p, 3));
-  if (mo == 0 || s[p + 3] != ' ') return false;
-  size_t q = p + 4;
-  if (s[q] == ' ') ++q;
-  int d = 0;
-  size_t digits = 0;
-  while (q < s.size() && is_digit(s[q]) && digits < 2) d = d * 10 + (s[q++] - '0'), ++digits;
-  if (digits == 0 || q >= s.size() || s[q] != ' ') return false;
-  ++q;
-  int h, mi, sec;
-  if (!parse_hms(s, q, h, mi, sec)) return false;
-  q += 8;
+  size_t q = 0;
+  int mo, d, h, mi, sec;
+  if (!parse_month_day_hms(s, p, q, mo, d, h, mi, sec)) return false;
   int64_t frac = parse_fraction(s, q);
   t = year > 0 && year <= 2200 ? make_time(year, mo, d, h, mi, sec, frac) - src.utc_offset_s * 1000000000LL
                : kNoTime;

@@ -24,8 +24,6 @@ struct MatchContext {
   const char* data;
   size_t len;
   const KindDatabase* db;
-  const std::vector<Extractor>* extractors;
-  uint32_t kind_bit;
   std::vector<Candidate>* out;
   size_t cur_start = 1;  // empty range: no current line
   size_t cur_end = 0;
@@ -36,7 +34,6 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
   auto* ctx = static_cast<MatchContext*>(ctx_ptr);
   if (to == 0) return 0;
   uint32_t extractor = ctx->db->extractors[id];
-  if (((*ctx->extractors)[extractor].kinds_mask & ctx->kind_bit) == 0) return 0;
   size_t pos = static_cast<size_t>(to) - 1;
   if (ctx->data[pos] == '\n' && pos > 0) --pos;  // a match that swallowed the newline
   if (!(pos >= ctx->cur_start && pos < ctx->cur_end)) {
@@ -184,8 +181,7 @@ struct Scanner::Impl {
         const void* nl = memrchr(data + slice_from, '\n', slice_len);
         if (nl != nullptr) slice_len = static_cast<const char*>(nl) - (data + slice_from) + 1;
       }
-      MatchContext ctx{data + slice_from, slice_len, db, &rules->extractors,
-                       1u << static_cast<int>(src.kind), &candidates};
+      MatchContext ctx{data + slice_from, slice_len, db, &candidates};
       size_t before = candidates.size();
       hs_scan(db->db, data + slice_from, static_cast<unsigned>(slice_len), 0, scratch, on_match, &ctx);
       for (size_t i = before; i < candidates.size(); ++i) {
