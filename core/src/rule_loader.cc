@@ -188,12 +188,18 @@ class Loader {
           ok = false;
         }
         a.indirect = v == "indirect";
+      } else if (key == "terminal") {
+        if (v != "true" && v != "false") {
+          error(file, kv.second.Mark(), fmt::format("terminal must be true or false, not '{}'", v));
+          ok = false;
+        }
+        a.terminal = v == "true";
       } else if (allow_extra) {
         a.extra[key] = v;
       } else {
         error(file, kv.first.Mark(),
               fmt::format("unknown key '{}' in symptom (allowed: id, label, domain, outcome, "
-                          "role, priority, evidence)",
+                          "role, priority, evidence, terminal)",
                           key));
         ok = false;
       }
@@ -463,7 +469,7 @@ class Loader {
   }
 
   void load_symptom(RuleSet& rs, const std::string& file, const YAML::Node& n) {
-    if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence"},
+    if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence", "terminal"},
                     "symptom"))
       return;
     auto id = scalar(file, n, "id", true);

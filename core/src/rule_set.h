@@ -49,6 +49,9 @@ struct SymptomAttrs {
   std::string role = "context";  // cause | victim | context
   int priority = 0;
   bool indirect = false;
+  // The symptom means a process of the job ended in failure (a task's non-zero exit, a failed
+  // step). It contradicts a scheduler record of success.
+  bool terminal = false;
   std::map<std::string, std::string> extra;  // catalog columns (action, class, mnemonic ...)
   bool resolved = false;
 };

@@ -117,7 +117,29 @@ Outcome decide(Analysis& a) {
   });
   std::string state = normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state
                                                                                 : a.context.terminal_state);
+  // A scheduler record of success is believed unless a log says a task of the job failed (srun
+  // task exit, torchrun ChildFailedError, a FAILED step): then the record is contradicted and the
+  // logs decide, at most at probable quality.
+  int contradiction = -1;
   if (is_success(a.context)) {
+    for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+      const Item& it = a.items[i];
+      if (!it.attrs.terminal || it.filtered) continue;
+      if (contradiction < 0 || sort_time(it.first()) < sort_time(a.items[contradiction].first()) ||
+          (it.first() == a.items[contradiction].first() && it.key < a.items[contradiction].key))
+        contradiction = i;
+    }
+  }
+  std::string contradiction_reason;
+  if (contradiction >= 0) {
+    const Item& c = a.items[contradiction];
+    contradiction_reason = fmt::format(
+        "the scheduler reports {} with exit code {}, but {}{} shows a task of the job failed: the record "
+        "contradicts the logs, which decide",
+        state, a.context.exit_code.empty() ? "0" : a.context.exit_code, c.key.id,
+        c.key.node.empty() ? "" : " on " + c.key.node);
+  }
+  if (is_success(a.context) && contradiction < 0) {
     o.outcome = "none.succeeded";
     o.domain = "none";
     o.quality = "definitive";
@@ -136,6 +158,7 @@ Outcome decide(Analysis& a) {
     o.quality = "insufficient";
     o.reasons.push_back(hang ? "collectives timed out on the ranks, and no evidence says why"
                              : "no recognised evidence of a cause was found");
+    if (!contradiction_reason.empty()) o.reasons.push_back(contradiction_reason);
     o.missing = missing_sources(a, a.context.nodes);
     return o;
   }
@@ -197,6 +220,10 @@ Outcome decide(Analysis& a) {
   } else {
     o.quality = "definitive";
     o.reasons.push_back(fmt::format("{}{} is directly evidenced", root.key.id, where));
+  }
+  if (!contradiction_reason.empty()) {
+    if (o.quality == "definitive") o.quality = "probable";
+    o.reasons.push_back(contradiction_reason);
   }
   for (const auto& rep : a.reports) {
     if (rep.status == "error") {

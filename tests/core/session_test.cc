@@ -192,6 +192,28 @@ TEST(Session, SuccessAndSchedulerState) {
   EXPECT_EQ(v.root_node, "");
 }
 
+// sacct says COMPLETED 0:0 (the batch script's last command succeeded) while a task failed: the
+// logs decide, and the verdict says the record was contradicted.
+TEST(Session, CompletedRecordContradictedByFailedTask) {
+  ExecutionContext ok = job();
+  ok.state = "COMPLETED";
+  ok.exit_code = "0:0";
+  Cascade c;
+  TextSource s;
+  s.name = "rank5.log";
+  s.rank = 5;
+  c.sources.push_back({s, "2026-05-01T10:40:00Z step 9000\nKeyError: 'input_ids'\nChildFailedError: \n"});
+  Verdict v = run(c, ok);
+  EXPECT_EQ(v.outcome, "application.exception") << v.json;
+  EXPECT_EQ(v.quality, "probable");
+  EXPECT_EQ(v.root_node, "gpu-c");
+  EXPECT_NE(v.json.find("contradicts the logs"), std::string::npos);
+  // Without the failed task, the same exception line does not overturn the record.
+  Cascade handled;
+  handled.sources.push_back({s, "2026-05-01T10:40:00Z step 9000\nKeyError: 'input_ids'\n"});
+  EXPECT_EQ(run(handled, ok).outcome, "none.succeeded");
+}
+
 TEST(Session, ConnectorErrorLowersQuality) {
   Session s(testing::load_or_die(testing::kMiniRules), job());
   for (const auto& [src, text] : xid79_cascade().sources) s.ingest_text(src, text);

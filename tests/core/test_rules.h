@@ -23,6 +23,7 @@ catalogs:
 symptoms:
   - {id: nccl.watchdog_timeout, label: "watchdog timeout", domain: application, outcome: unknown.collective_hang, role: victim, priority: 0}
   - {id: "python.exception.*", label: "Python {exc}", domain: application, outcome: application.exception, role: cause, priority: 50}
+  - {id: "python.exception.ChildFailedError", label: "ChildFailedError", domain: application, outcome: application.exception, role: victim, terminal: true}
   - {id: net.address, label: "address", domain: network, role: context}
   - {id: nccl.remote_error, label: "remote error", domain: network, outcome: network.fabric, role: victim}
   - {id: kernel.oom_kill.global, label: "global OOM kill", domain: node, outcome: node.host_oom, role: cause, priority: 80}
