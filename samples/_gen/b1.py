@@ -91,7 +91,7 @@ def xid79_cascade(b):
 
 @bundle("xid48-dbe-xid45-xid154")
 def xid48(b):
-    nodes = ["gpu-b07", "gpu-a03"]
+    nodes = ["gpu-b07", "gpu-a03", "gpu-b09", "gpu-b10"]
     S, F = ts("2026-04-02T22:15:40"), ts("2026-04-03T03:41:09.218")
     tr = Train(421033, nodes, 8, S, seed=2, timeout_ms=1800000)
     start_job(tr, S)
@@ -110,18 +110,27 @@ def xid48(b):
     others = [l for l in range(8) if l != 3]
     tr.agent_fail("gpu-a03", ta + sec(2.0), [(3, -6, te + sec(0.3))] + [(l, -15, ta + sec(1.5)) for l in others],
                   sigterm_locals=others, sigterm_at=ta)
-    # peers on gpu-b07 see the connection from gpu-a03 close
-    for l in range(8):
-        r = l
-        t = ta + sec(0.8 + 0.05 * l)
-        tr.add("gpu-b07", t, "%s misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer %s<%d>"
-               % (tr.nccl_pfx(r), "gpu-a03.ash1.cluster", 40000 + 7 * l))
-        tr.add("gpu-b07", t + sec(0.001), "%s NCCL INFO misc/socket.cc:752 -> 6" % tr.nccl_pfx(r))
-        tr.add("gpu-b07", t + sec(0.002), "%s NCCL INFO transport/net_socket.cc:474 -> 6" % tr.nccl_pfx(r))
-        tr.async_error(r, t + sec(0.4), seq, "remote process exited or there was a network error",
-                       "socketProgress: Connection closed by remote peer gpu-a03.ash1.cluster<%d>" % (40000 + 7 * l))
-    end = ta + sec(4.5)
-    tr.agent_fail("gpu-b07", end, [(l, -6, ta + sec(1.4 + 0.05 * l)) for l in range(8)])
+    # peers on the other nodes see the connections from gpu-a03 close
+    end = ta
+    for n in nodes:
+        if n == "gpu-a03":
+            continue
+        i = nodes.index(n)
+        fl = []
+        for l in range(8):
+            r = i * 8 + l
+            t = ta + sec(0.8 + 0.05 * l + tr.rnd.uniform(0, 0.3))
+            port = 40000 + 7 * r
+            tr.add(n, t, "%s misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer %s<%d>"
+                   % (tr.nccl_pfx(r), "gpu-a03.ash1.cluster", port))
+            tr.add(n, t + sec(0.001), "%s NCCL INFO misc/socket.cc:752 -> 6" % tr.nccl_pfx(r))
+            tr.add(n, t + sec(0.002), "%s NCCL INFO transport/net_socket.cc:474 -> 6" % tr.nccl_pfx(r))
+            tr.async_error(r, t + sec(0.4), seq, "remote process exited or there was a network error",
+                           "socketProgress: Connection closed by remote peer gpu-a03.ash1.cluster<%d>" % port)
+            fl.append((l, -6, t + sec(0.6)))
+        fl.sort(key=lambda f: f[2])
+        tr.agent_fail(n, fl[-1][2] + sec(2.4), fl)
+        end = max(end, fl[-1][2] + sec(2.4))
     for n in nodes:
         b.write("logs/rank-node-%s.log" % n, tr.render(n))
         b.source("logs/rank-node-%s.log" % n, "applog", node=n)
@@ -168,8 +177,8 @@ def xid48(b):
       At 03:41:09 GPU 3 of gpu-a03 (PCI 0000:5d:00, rank 11) reported an uncorrectable double-bit ECC error (Xid 48)
       and marked a row for remapping (Xid 63). The two Xid 45 lines ('caused by previous Xid 48') are the driver's
       cleanup of the killed channels and Xid 154 only says the GPU now needs a reset. Rank 11 died with 'CUDA error:
-      uncorrectable ECC error encountered'; torchrun terminated the other workers on gpu-a03, and the ranks on gpu-b07
-      saw the sockets close and aborted with ncclRemoteError. nvidia-smi -q confirms one DRAM uncorrectable error with a
+      uncorrectable ECC error encountered'; torchrun terminated the other workers on gpu-a03, and the 24 ranks on gpu-b07,
+      gpu-b09 and gpu-b10 saw their sockets to gpu-a03 close and aborted with ncclRemoteError. nvidia-smi -q confirms one DRAM uncorrectable error with a
       remap pending. Reset the GPU (activates the remap) before returning gpu-a03 to service.""")
 
 
@@ -222,7 +231,7 @@ def xid94(b):
 
 @bundle("xid119-gsp-timeout")
 def xid119(b):
-    nodes = ["gpu-d01", "gpu-a03", "gpu-d03"]
+    nodes = ["gpu-d01", "gpu-a03", "gpu-d03", "gpu-d04"]
     S, F = ts("2026-06-08T01:10:44"), ts("2026-06-08T09:21:06.883")
     tr = Train(903412, nodes, 4, S, seed=4, timeout_ms=600000)
     start_job(tr, S)
@@ -252,6 +261,7 @@ def xid119(b):
     slurm_out(b, tr.jobid, [
         "srun: error: gpu-d01: task 0: Exited with exit code 1",
         "srun: error: gpu-d03: task 2: Exited with exit code 1",
+        "srun: error: gpu-d04: task 3: Exited with exit code 1",
         "slurmstepd: error: *** STEP 903412.0 ON gpu-d01 CANCELLED AT %s ***" % slurm_ts(end + sec(3)),
         "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
         "slurmstepd: error: Kill task failed for StepId=903412.0 on node gpu-a03",
@@ -299,12 +309,13 @@ def xid119(b):
 
 @bundle("xid13-all-gpus-app-fault")
 def xid13(b):
-    nodes = ["gpu-e01", "gpu-e02"]
+    nodes = ["gpu-e01", "gpu-e02", "gpu-e03", "gpu-e04"]
     S, F = ts("2026-07-21T13:00:18"), ts("2026-07-21T13:52:40.101")
     tr = Train(604118, nodes, 8, S, seed=5, timeout_ms=600000, model_numel=16777216)
     start_job(tr, S)
     train(tr, S, F, period=1.9, every=25)
-    boots = {"gpu-e01": ts("2026-07-20T07:12:09"), "gpu-e02": ts("2026-07-18T18:44:31")}
+    boots = {"gpu-e01": ts("2026-07-20T07:12:09"), "gpu-e02": ts("2026-07-18T18:44:31"),
+             "gpu-e03": ts("2026-07-18T18:46:02"), "gpu-e04": ts("2026-07-19T22:03:57")}
     kls = {n: std_kernel(tr, n, "dmesg", S, F + sec(700), boot=boots[n]) for n in nodes}
     k = kls["gpu-e01"]
     for l in range(8):
@@ -322,7 +333,7 @@ def xid13(b):
                                       ("/workspace/kernels/fused_ops.py", 131, "position_gather", "torch.cuda.synchronize()")],
                      "RuntimeError: CUDA error: an illegal memory access was encountered\n" + "\n".join(CUDA_ASYNC))
     tr.agent_fail("gpu-e01", F + sec(4.4), [(l, 1, F + sec(1.3 + 0.13 * l)) for l in range(8)])
-    # stage 1 on gpu-e02 waits on pipeline recv
+    # stages 1-3 on gpu-e02..gpu-e04 wait on pipeline recv
     seq = 30775
     end = cascade(tr, seq, F - sec(0.2), skip_nodes=["gpu-e01"], op="RECV", numel=16777216)
     # fix op type for pp recv: re-render not needed; recv is implied by numel
@@ -332,11 +343,11 @@ def xid13(b):
         b.write("kernel/dmesg-%s.txt" % n, kls[n].lines())
         b.source("kernel/dmesg-%s.txt" % n, "syslog", node=n, boot_time=boots[n])
     E = end + sec(2)
-    b.write("sacct.txt", sacct(604118, "pp2-tp8-70b", "gpu", nodes, S, E, [
+    b.write("sacct.txt", sacct(604118, "pp4-tp8-70b", "gpu", nodes, S, E, [
         ("", None, "FAILED", "1:0", None, None), (".batch", "batch", "FAILED", "1:0", ["gpu-e01"], None),
         (".extern", "extern", "COMPLETED", "0:0", None, None), (".0", "torchrun", "FAILED", "1:0", None, end)]))
     b.source("sacct.txt", "scheduler")
-    b.workload(id="604118", scheduler="slurm", cluster="ash1", step="604118.0", name="pp2-tp8-70b", user="jdiaz", queue="gpu",
+    b.workload(id="604118", scheduler="slurm", cluster="ash1", step="604118.0", name="pp4-tp8-70b", user="jdiaz", queue="gpu",
                state="FAILED", exit_code="1:0", reason="NonZeroExitCode", start=S, end=E, nodes=nodes, ranks=tr.rank_node,
                labels={"team": "llm-infra", "commit": "9c41e7a"})
     b.expected("application.gpu_fault", "definitive", "gpu-e01", affected=[], explained=["nccl.watchdog_timeout"], story="""
@@ -344,8 +355,8 @@ def xid13(b):
       13:52:40, each from its own python3 process, and every rank of pipeline stage 0 (ranks 0-7) died with 'CUDA
       error: an illegal memory access was encountered' in fused_ops.position_gather. The same fault on every GPU
       of a node at once is the workload's own kernel (an out-of-range position index in the new fused
-      position_gather op), not eight broken GPUs; Xid 43 is channel cleanup. Stage 1 on gpu-e02 then timed out
-      waiting for activations. Fix the kernel / input; no node needs draining.""")
+      position_gather op), not eight broken GPUs; Xid 43 is channel cleanup. Pipeline stages 1-3 on gpu-e02, gpu-e03
+      and gpu-e04 (ranks 8-31) then timed out in the watchdog waiting for activations. Fix the kernel / input; no node needs draining.""")
 
 
 @bundle("xid31-mmu-fault-one-app")
@@ -389,7 +400,7 @@ def xid31(b):
 
 @bundle("nvlink-xid74-sxid")
 def nvlink(b):
-    nodes = ["gpu-g01", "gpu-g02"]
+    nodes = ["gpu-g01", "gpu-g02", "gpu-g03", "gpu-g04"]
     S, F = ts("2026-09-03T04:20:31"), ts("2026-09-03T07:05:12.004")
     tr = Train(611420, nodes, 8, S, seed=7, timeout_ms=600000)
     start_job(tr, S)
@@ -428,5 +439,5 @@ def nvlink(b):
       At 07:05:12 NVSwitch 1 of gpu-g02 reported a fatal SXid 20034 (LTSSM Fault Up on link 37) and GPU 5
       (PCI 0000:ab:00) the matching Xid 74 'NVLink: fatal error detected on link 7'; the same switch link had
       logged a non-fatal SXid 22013 two hours earlier. Rank 13 failed with 'uncorrectable NVLink error detected
-      during the execution', torchrun stopped gpu-g02's workers and the ranks on gpu-g01 timed out in the watchdog
-      ten minutes later. Drain gpu-g02 and run the NVLink field diagnostics.""")
+      during the execution', torchrun stopped gpu-g02's workers and the 24 ranks on gpu-g01, gpu-g03 and gpu-g04 timed
+      out in the watchdog ten minutes later. Drain gpu-g02 and run the NVLink field diagnostics.""")

@@ -8,7 +8,7 @@ from b1 import CUDA_ASYNC, TRAIN_FRAMES, slurm_out
 def roce12(b):
     nodes = ["rc-n01", "rc-n02", "rc-n03", "rc-n04"]
     S = ts("2026-02-10T15:30:05")
-    tr = Train(1207731, nodes, 2, S, seed=8, net="RoCE", ipbase="10.60", chatty=False)  # chatty init hides the error-12 timing from the analyzer
+    tr = Train(1207731, nodes, 4, S, seed=8, net="RoCE", ipbase="10.60", chatty=False)  # chatty init hides the error-12 timing from the analyzer
     start_job(tr, S)
     F = S + sec(84.3)
     gids = {n: "fe80::ba3f:d2ff:fe%02x:%02x%02x" % (i * 16 + 3, 0x40 + i, 0xa2 + i) for i, n in enumerate(nodes)}
@@ -19,7 +19,7 @@ def roce12(b):
         t = F + sec(tr.rnd.uniform(0, 1.8))
         p = tr.nccl_pfx(r)
         last = ("NET/IB: Got completion from peer %s<%d> with status=12 opcode=129 len=0 vendor err 129 (Recv) localGid %s remoteGids %s hca mlx5_%d"
-                % (tr.ip[peer], 53000 + tr.rnd.randint(0, 999), gids[n], gids[peer], tr.local(r)))
+                % (tr.ip[peer], 53000 + tr.rnd.randint(0, 999), gids[n], gids[peer], tr.local(r) // 2))
         tr.add(n, t, "%s transport/net_ib.cc:2244 NCCL WARN %s\n%s NCCL INFO transport/net.cc:1302 -> 6\n%s NCCL INFO proxy.cc:878 -> 6 [Progress Thread]" % (p, last, p, p))
         tr.traceback(r, t + sec(0.4), [("/opt/app/train.py", 96, "<module>", "main()"),
                                        ("/opt/app/train.py", 61, "main", "dist.all_reduce(torch.ones(1, device=device))  # warm-up"),
@@ -29,7 +29,7 @@ def roce12(b):
                      "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\nLast error:\n" + last)
         ends[n] = max(ends.get(n, t), t + sec(1.0))
     for n in nodes:
-        tr.agent_fail(n, ends[n] + sec(1.2), [(0, 1, ends[n]), (1, 1, ends[n] + sec(0.05))])
+        tr.agent_fail(n, ends[n] + sec(1.2), [(l, 1, ends[n] + sec(0.05 * l)) for l in range(tr.gpn)])
     end = max(ends.values()) + sec(2)
     write_apps(b, tr, "logs/{job}.{node}.out")
     for n in nodes:
@@ -44,7 +44,7 @@ def roce12(b):
                state="FAILED", exit_code="1:0", reason="NonZeroExitCode", start=S, end=E, nodes=nodes, ranks=tr.rank_node,
                labels={"fabric": "roce-v2"})
     b.expected("network.configuration", "definitive", None, affected=[], story="""
-      The job never trained: the very first warm-up all_reduce, 45 seconds after NCCL init, failed on all eight
+      The job never trained: the very first warm-up all_reduce, 45 seconds after NCCL init, failed on all sixteen
       ranks of all four nodes with IB completion status 12 (transport retry counter exceeded, vendor err 129).
       Every rank reports it, in every direction of the ring, and the GIDs in the messages are link-local fe80::
       addresses (GID index 0) on a routed RoCE v2 fabric, so the packets could never be delivered. No node logged
@@ -112,33 +112,38 @@ def linkflap(b):
 
 @bundle("ib-err4-acs-enabled")
 def acs(b):
-    nodes = ["gpu-p11", "gpu-p12"]
+    nodes = ["gpu-p11", "gpu-p12", "gpu-p13", "gpu-p14"]
     S = ts("2026-10-05T09:12:40")
     tr = Train(750144, nodes, 8, S, seed=10, ipbase="10.50")
     start_job(tr, S)
     F = S + sec(57.1)
     tr.add("gpu-p12", S + sec(1.2), "[preflight] gpu-p12: WARNING: PCIe ACS enabled on 0000:16:02.0 0000:16:03.0 (PLX PEX890xx ports above mlx5_0/GPU0, mlx5_1/GPU1); GPUDirect RDMA peer traffic will be redirected to the root complex")
-    tr.add("gpu-p11", S + sec(1.1), "[preflight] gpu-p11: ACS disabled on all PCIe switch downstream ports: OK")
+    for n in ("gpu-p11", "gpu-p13", "gpu-p14"):
+        tr.add(n, S + sec(1.1), "[preflight] %s: ACS disabled on all PCIe switch downstream ports: OK" % n)
     died = {}
     for l in range(8):
         r = 8 + l
         t = F + sec(tr.rnd.uniform(0, 0.4))
         p = tr.nccl_pfx(r)
+        peer = "gpu-p11" if l % 2 == 0 else "gpu-p13"  # ring neighbours on both sides
         last = ("NET/IB : Got completion from peer %s<%d> with status=4 opcode=0 len=0 vendor err 81 (Send) localGid ::ffff:%s remoteGids::ffff:%s hca mlx5_%d"
-                % (tr.ip["gpu-p11"], 43100 + l, tr.ip["gpu-p12"], tr.ip["gpu-p11"], l // 2))
+                % (tr.ip[peer], 43100 + l, tr.ip["gpu-p12"], tr.ip[peer], l // 2))
         tr.add("gpu-p12", t, "%s transport/net_ib.cc:2244 NCCL WARN %s\n%s NCCL INFO transport/net.cc:1302 -> 6\n%s NCCL INFO proxy.cc:878 -> 6 [Progress Thread]" % (p, last, p, p))
         tr.async_error(r, t + sec(0.2), 3, "remote process exited or there was a network error", last)
         died[r] = t + sec(0.4)
     tr.agent_fail("gpu-p12", F + sec(3.0), [(r - 8, -6, died[r]) for r in sorted(died, key=died.get)])
-    for l in range(8):
-        peer_remote_error(tr, l, F + sec(3.4 + 0.02 * l), 3, "gpu-p12.ord1.cluster", 38000 + l, how="closed")
-    tr.agent_fail("gpu-p11", F + sec(6.0), [(l, -6, F + sec(4.0 + 0.02 * l)) for l in range(8)])
+    for n in ("gpu-p11", "gpu-p13", "gpu-p14"):
+        i = nodes.index(n)
+        for l in range(8):
+            peer_remote_error(tr, i * 8 + l, F + sec(3.4 + 0.02 * l + 0.05 * i), 3, "gpu-p12.ord1.cluster", 38000 + i * 8 + l, how="closed")
+        tr.agent_fail(n, F + sec(6.0 + 0.05 * i), [(l, -6, F + sec(4.0 + 0.02 * l + 0.05 * i)) for l in range(8)])
     end = F + sec(7)
     write_apps(b, tr, "logs/{node}.out")
-    boots = {"gpu-p11": ts("2026-09-30T12:00:41"), "gpu-p12": ts("2026-10-05T08:31:17")}
+    boots = {"gpu-p11": ts("2026-09-30T12:00:41"), "gpu-p12": ts("2026-10-05T08:31:17"),
+             "gpu-p13": ts("2026-09-30T12:02:13"), "gpu-p14": ts("2026-09-28T19:47:05")}
     for n in nodes:
         kl = std_kernel(tr, n, "dmesg", S, end, boot=boots[n], n=8)
-        kl.k(boots[n] + sec(0.0), "DMI: Supermicro SYS-821GE-TNHR/X13DEG-OAD, BIOS %s" % ("2.1 04/12/2025" if n == "gpu-p11" else "2.3 09/18/2026"))
+        kl.k(boots[n] + sec(0.0), "DMI: Supermicro SYS-821GE-TNHR/X13DEG-OAD, BIOS %s" % ("2.3 09/18/2026" if n == "gpu-p12" else "2.1 04/12/2025"))
         kl.k(boots[n] + sec(1.31), "DMAR: IOMMU enabled")
         b.write("kernel/dmesg-%s.txt" % n, kl.lines())
         b.source("kernel/dmesg-%s.txt" % n, "syslog", node=n, boot_time=boots[n])
@@ -160,8 +165,9 @@ def acs(b):
       gpu-p12 had been rebooted with a new BIOS (2.3) 40 minutes before the job; the preflight check and lspci both
       show PCIe ACS request/completion redirect enabled on the PLX switch ports above its NICs and GPUs. On the first
       large GPUDirect RDMA transfer every rank on gpu-p12 got IB completion status 4 (local protection error,
-      vendor err 81), the signature of ACS breaking NIC-to-GPU peer DMA; the ranks on gpu-p11 then saw the
-      connections close. Disable ACS (BIOS setting or setpci at boot) on gpu-p12; the fabric is fine.""")
+      vendor err 81), the signature of ACS breaking NIC-to-GPU peer DMA (the addresses in those errors are its ring
+      neighbours gpu-p11 and gpu-p13, the far ends, which are fine); the ranks on gpu-p11, gpu-p13 and gpu-p14 then saw
+      their connections to gpu-p12 close. The other three nodes still run BIOS 2.1 with ACS disabled. Disable ACS (BIOS setting or setpci at boot) on gpu-p12; the fabric is fine.""")
 
 
 @bundle("peer-killed-by-host-oom")
@@ -240,7 +246,7 @@ def hostoom(b):
 
 @bundle("slurm-cgroup-oom-kill")
 def cgoom(b):
-    nodes = ["gpu-j01", "gpu-j02"]
+    nodes = ["gpu-j01", "gpu-j02", "gpu-j03", "gpu-j04"]
     S, F = ts("2026-01-19T07:45:00"), ts("2026-01-19T09:02:31.114")
     tr = Train(739881, nodes, 4, S, seed=12)
     start_job(tr, S)
@@ -250,18 +256,22 @@ def cgoom(b):
     i = 1
     tr.agent_fail("gpu-j02", F + sec(2.4), [(1, -9, F + sec(0.1)), (0, -15, F + sec(2.0)), (2, -15, F + sec(2.0)), (3, -15, F + sec(2.0))],
                   sigterm_locals=[0, 2, 3], sigterm_at=F + sec(0.6))
-    for l in range(4):
-        peer_remote_error(tr, l, F + sec(1.0 + 0.1 * l), 8806, "gpu-j02.hpc.local", 42100 + l, how="closed")
-    tr.agent_fail("gpu-j01", F + sec(3.5), [(l, -6, F + sec(1.5 + 0.1 * l)) for l in range(4)])
+    for n in ("gpu-j01", "gpu-j03", "gpu-j04"):
+        k = nodes.index(n)
+        for l in range(4):
+            peer_remote_error(tr, k * 4 + l, F + sec(1.0 + 0.1 * l + 0.03 * k), 8806, "gpu-j02.hpc.local", 42100 + k * 4 + l, how="closed")
+        tr.agent_fail(n, F + sec(3.5 + 0.03 * k), [(l, -6, F + sec(1.5 + 0.1 * l + 0.03 * k)) for l in range(4)])
     m = merged_srun_log(tr)
     lines = m.lines()
     lines += ["slurmstepd: error: Detected 1 oom_kill event in StepId=739881.0. Some of the step tasks have been OOM Killed.",
               "srun: error: gpu-j02: task 1: Out Of Memory",
               "srun: launch/slurm: _task_finish: Received task exit notification for 1 task of StepId=739881.0 (status=0x0009).",
               "srun: error: gpu-j01: task 0: Exited with exit code 1",
+              "srun: error: gpu-j03: task 2: Exited with exit code 1",
+              "srun: error: gpu-j04: task 3: Exited with exit code 1",
               "slurmstepd: error: Detected 1 oom_kill event in StepId=739881.batch. Some of the step tasks have been OOM Killed."]
     b.write("slurm-739881.out", lines)
-    b.source("slurm-739881.out", "applog", note="srun -l output of both tasks plus slurmstepd lines")
+    b.source("slurm-739881.out", "applog", note="srun -l output of all four tasks plus slurmstepd lines")
     for n in nodes:
         kl = std_kernel(tr, n, "iso", S, F + sec(10), n=12)
         if n == "gpu-j02":
@@ -288,5 +298,5 @@ def cgoom(b):
       48k-document 'longbench-full' set into host memory in every rank, the job's cgroup on gpu-j02 hit its
       limit (usage = limit = 209715200 kB) and the memcg OOM killer (CONSTRAINT_MEMCG) killed rank 5. slurmstepd
       reported 'Detected 1 oom_kill event in StepId=739881.0', srun 'task 1: Out Of Memory', and sacct
-      OUT_OF_MEMORY. The remote errors on gpu-j01 are consequences. The job exceeded its own memory request;
+      OUT_OF_MEMORY. The remote errors on gpu-j01, gpu-j03 and gpu-j04 are consequences. The job exceeded its own memory request;
       the node is healthy.""")
