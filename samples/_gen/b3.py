@@ -78,7 +78,7 @@ def nodefail(b):
 
 @bundle("kernel-softlockup-panic")
 def panic(b):
-    nodes = ["gpu-q01", "gpu-q02", "gpu-q03"]
+    nodes = ["gpu-q01", "gpu-q02", "gpu-q03", "gpu-q04"]
     S, F = ts("2026-12-01T10:00:03"), ts("2026-12-01T13:26:40.552")
     tr = basic(b, 744310, nodes, 4, S, F, 14, "asr-conformer", "hlee", period=1.4)
     write_apps_before = None
@@ -117,15 +117,15 @@ def panic(b):
     b.expected("node.kernel", "definitive", "gpu-q02", affected=["gpu-q02"], explained=["nccl.watchdog_timeout"], story="""
       At 13:26:40 gpu-q02's kernel reported a soft lockup on CPU 42 (rank 6's python3 spinning in
       change_prot_numa / NUMA auto-balancing), followed by hung tasks and 'Kernel panic - not syncing: softlockup:
-      hung tasks' (journal of the previous boot). Its ranks stopped without a word; the ranks on gpu-q01 and gpu-q03
-      timed out in the watchdog ten minutes later, slurmctld set gpu-q02 DOWN and the job ended NODE_FAIL; the node
+      hung tasks' (journal of the previous boot). Its ranks stopped without a word; the ranks on gpu-q01, gpu-q03
+      and gpu-q04 timed out in the watchdog ten minutes later, slurmctld set gpu-q02 DOWN and the job ended NODE_FAIL; the node
       later came back 'unexpectedly rebooted'. gpu-q02 was the only node still on kernel 6.5.0-1018. The
       scheduler's NODE_FAIL is the consequence; the cause is the kernel on gpu-q02.""")
 
 
 @bundle("pcie-aer-fatal-then-gpu-lost")
 def aer(b):
-    nodes = ["gpu-r01", "gpu-r02"]
+    nodes = ["gpu-r01", "gpu-r02", "gpu-r03", "gpu-r04"]
     S, F = ts("2026-03-28T17:40:10"), ts("2026-03-28T21:03:19.880")
     tr = basic(b, 746551, nodes, 8, S, F, 15, "diffusion-xl", "cmartin", period=1.1)
     bad = 12  # local 4 -> PCI 9a
@@ -136,7 +136,8 @@ def aer(b):
     tr.agent_fail("gpu-r02", tf + sec(3), [(4, 1, tf + sec(0.6))] + [(l, -15, tf + sec(2.6)) for l in others], sigterm_locals=others, sigterm_at=tf + sec(1))
     end = cascade(tr, 44120, F - sec(0.5), skip_nodes=["gpu-r02"])
     write_apps(b, tr, "logs/{node}.log")
-    boots = {"gpu-r01": ts("2026-03-20T06:11:40"), "gpu-r02": ts("2026-03-25T14:52:08")}
+    boots = {"gpu-r01": ts("2026-03-20T06:11:40"), "gpu-r02": ts("2026-03-25T14:52:08"),
+             "gpu-r03": ts("2026-03-20T06:13:02"), "gpu-r04": ts("2026-03-22T10:27:45")}
 
     def r02(kl):
         rp = "0000:97:01.0"
@@ -175,7 +176,8 @@ def aer(b):
       failed, the slot link went down and GPU 0000:9a:00.0 below it fell off the bus (Xid 79). We attribute the
       failure to node.pcie rather than gpu.fell_off_bus because the link degraded on the host side first (riser /
       retimer / slot), and the Xid 79 is the GPU disappearing because its link died; swapping the GPU alone would not
-      fix it. Rank 12 failed with 'CUDA error: unknown error' and the ranks on gpu-r01 timed out ten minutes later.
+      fix it. Rank 12 failed with 'CUDA error: unknown error' and the ranks on gpu-r01, gpu-r03 and gpu-r04 timed out ten
+      minutes later.
       Drain gpu-r02 and inspect the slot 23 riser/cabling.""")
 
 

@@ -17,7 +17,7 @@ def sigterm_all(tr, t, sig=15, msg="Received Signals.SIGTERM death signal, shutt
 
 @bundle("cuda-oom-real")
 def cudaoom(b):
-    nodes = ["gpu-t01", "gpu-t02"]
+    nodes = ["gpu-t01", "gpu-t02", "gpu-t03", "gpu-t04"]
     S, F = ts("2026-02-16T09:00:00"), ts("2026-02-16T09:06:41.300")
     tr = basic(b, 752210, nodes, 8, S, F, 17, "ft-seq16k", "yzhou", period=6.0)
     r = 3
@@ -28,9 +28,10 @@ def cudaoom(b):
                  "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)" % tr.pid[r])
     others = [l for l in range(8) if l != 3]
     tr.agent_fail("gpu-t01", F + sec(3.2), [(3, 1, F + sec(0.8))] + [(l, -15, F + sec(2.9)) for l in others], sigterm_locals=others, sigterm_at=F + sec(1.1))
-    for l in range(8):
-        peer_remote_error(tr, 8 + l, F + sec(1.5 + 0.05 * l), 412, "gpu-t01.ai.lan", 47000 + l, how="closed")
-    tr.agent_fail("gpu-t02", F + sec(4), [(l, -6, F + sec(2.0 + 0.05 * l)) for l in range(8)])
+    for k in range(1, len(nodes)):
+        for l in range(8):
+            peer_remote_error(tr, 8 * k + l, F + sec(1.5 + 0.05 * l + 0.02 * k), 412, "gpu-t01.ai.lan", 47000 + 8 * k + l, how="closed")
+        tr.agent_fail(nodes[k], F + sec(4 + 0.02 * k), [(l, -6, F + sec(2.0 + 0.05 * l + 0.02 * k)) for l in range(8)])
     tr.add("gpu-t01", S + sec(20), "%s - INFO - trainer - config: seq_len=16384 micro_batch=2 activation_checkpointing=False" % pylog_ts(S + sec(20)))
     write_apps(b, tr, "logs/{node}.log")
     kernels(b, tr, S, F + sec(10))
@@ -41,18 +42,18 @@ def cudaoom(b):
       The job was launched with seq_len=16384, micro_batch=2 and activation checkpointing off. Seven minutes in, rank 3
       on gpu-t01 raised torch.OutOfMemoryError: tried to allocate 8.00 GiB on GPU 3 (79.10 GiB total, 5.21 GiB free,
       66.12 GiB allocated by PyTorch) in the attention matmul. A real out-of-memory naming the device and plausible
-      sizes; torchrun stopped the other workers and the ranks on gpu-t02 saw the connections close. Reduce the
+      sizes; torchrun stopped the other workers and the ranks on gpu-t02, gpu-t03 and gpu-t04 saw the connections close. Reduce the
       micro-batch or enable activation checkpointing; hardware is fine.""")
 
 
 @bundle("cuda-oom-after-watchdog-timeout")
 def oomafter(b):
-    nodes = ["gpu-k01", "gpu-k02", "gpu-k03"]
+    nodes = ["gpu-k01", "gpu-k02", "gpu-k03", "gpu-k04"]
     S, F = ts("2026-06-19T03:10:00"), ts("2026-06-19T05:44:18.020")
     tr = basic(b, 753877, nodes, 4, S, F, 18, "ppo-rlhf", "fmoreau", timeout_ms=600000, period=5.0, fmt="hf")
     seq = 18204
     t_enq = F - sec(0.6)
-    for n in ("gpu-k01", "gpu-k02"):
+    for n in ("gpu-k01", "gpu-k02", "gpu-k04"):
         i = nodes.index(n)
         fl = []
         for l in range(4):
@@ -81,7 +82,7 @@ def oomafter(b):
     std_sacct(b, tr, "ppo-rlhf", "gpu", S, E, step_end=end)
     wl(b, tr, "ppo-rlhf", "fmoreau", S, E)
     b.expected("gpu.hardware", "definitive", "gpu-k03", affected=["gpu-k03"], explained=["nccl.watchdog_timeout"], story="""
-      The many 'CUDA out of memory. Tried to allocate 2.00 MiB' tracebacks on gpu-k01 and gpu-k02 are a symptom: they
+      The many 'CUDA out of memory. Tried to allocate 2.00 MiB' tracebacks on gpu-k01, gpu-k02 and gpu-k04 are a symptom: they
       come from the job's emergency_save handler, which ran after the ALLGATHER SeqNum=18204 timed out and tried to
       gather the full model on an already full GPU. The timeout itself started on gpu-k03, whose GPU 1 (PCI 0000:41:00,
       rank 9) hit Xid 109 (context switch timeout) ten minutes earlier, followed by Xid 154 'GPU Reset Required'; its
@@ -90,7 +91,7 @@ def oomafter(b):
 
 @bundle("python-exception-rank0")
 def pyexc(b):
-    nodes = ["gpu-u01", "gpu-u02"]
+    nodes = ["gpu-u01", "gpu-u02", "gpu-u03", "gpu-u04"]
     S, F = ts("2026-04-09T12:00:05"), ts("2026-04-09T13:21:07.772")
     tr = basic(b, 755102, nodes, 8, S, F, 19, "instruct-mix", "nsato", period=2.5, fmt="hf")
     tr.traceback(0, F, [("/workspace/train.py", 140, "<module>", "main()"),
@@ -101,9 +102,10 @@ def pyexc(b):
                  "KeyError: 'input_ids'")
     others = list(range(1, 8))
     tr.agent_fail("gpu-u01", F + sec(3.0), [(0, 1, F + sec(0.5))] + [(l, -15, F + sec(2.6)) for l in others], sigterm_locals=others, sigterm_at=F + sec(0.9))
-    for l in range(8):
-        peer_remote_error(tr, 8 + l, F + sec(1.3 + 0.03 * l), 9731, "gpu-u01.ai.lan", 52010 + l, how="reset")
-    tr.agent_fail("gpu-u02", F + sec(4.1), [(l, -6, F + sec(1.8 + 0.03 * l)) for l in range(8)])
+    for k in range(1, len(nodes)):
+        for l in range(8):
+            peer_remote_error(tr, 8 * k + l, F + sec(1.3 + 0.03 * l + 0.02 * k), 9731, "gpu-u01.ai.lan", 52010 + 8 * k + l, how="reset")
+        tr.agent_fail(nodes[k], F + sec(4.1 + 0.02 * k), [(l, -6, F + sec(1.8 + 0.03 * l + 0.02 * k)) for l in range(8)])
     write_apps(b, tr, "logs/{node}.log")
     kernels(b, tr, S, F + sec(10))
     E = F + sec(6)
@@ -112,8 +114,8 @@ def pyexc(b):
     b.expected("application.exception", "definitive", "gpu-u01", affected=[], story="""
       After 80 minutes of training, rank 0 on gpu-u01 raised KeyError: 'input_ids' in the data collator: one shard of
       the instruction mix has records without the tokenized field. Torchrun's ChildFailedError on gpu-u01 names rank 0
-      (exitcode 1) and it sent SIGTERM to the seven sibling workers; the ranks on gpu-u02 then failed with
-      'Connection reset by peer' remote errors. A bug in the workload's data, not in the infrastructure.""")
+      (exitcode 1) and it sent SIGTERM to the seven sibling workers; the 24 ranks on gpu-u02, gpu-u03 and gpu-u04 then
+      failed with 'Connection reset by peer' remote errors. A bug in the workload's data, not in the infrastructure.""")
 
 
 def straggler_common(b, name, jobid, nodes, S, F, seed, missing, seq, numel=None, op="ALLREDUCE", saving=False, user="vkumar"):
@@ -212,11 +214,11 @@ def sched_end(b, name, jobid, nodes, S, F, seed, user, reason_line, state, ec, r
 def timelimit(b):
     S = ts("2026-05-11T08:00:00")
     F = S + sec(86400)
-    sched_end(b, "vq-tokenizer", 760012, ["gpu-w11", "gpu-w12"], S, F, 23, "amueller",
+    sched_end(b, "vq-tokenizer", 760012, ["gpu-w11", "gpu-w12", "gpu-w13", "gpu-w14"], S, F, 23, "amueller",
               lambda tr: ["slurmstepd: error: *** JOB 760012 ON gpu-w11 CANCELLED AT %s DUE TO TIME LIMIT ***" % slurm_ts(F),
                           "slurmstepd: error: *** STEP 760012.0 ON gpu-w11 CANCELLED AT %s DUE TO TIME LIMIT ***" % slurm_ts(F),
                           "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
-                          "srun: error: gpu-w11: task 0: Terminated", "srun: error: gpu-w12: task 1: Terminated",
+                          *["srun: error: %s: task %d: Terminated" % (n, i) for i, n in enumerate(tr.nodes)],
                           "srun: Force Terminated StepId=760012.0"],
               "TIMEOUT", "0:0", "TimeLimit", "scheduler.time_limit",
               """The job ran for exactly its 1-day time limit. Slurm printed 'CANCELLED AT ... DUE TO TIME LIMIT' for the
@@ -229,11 +231,11 @@ def timelimit(b):
 @bundle("slurm-preempted")
 def preempted(b):
     S, F = ts("2026-03-03T19:20:00"), ts("2026-03-03T23:48:10")
-    sched_end(b, "sweep-lr-4", 761450, ["gpu-x01", "gpu-x02"], S, F, 24, "jpark",
+    sched_end(b, "sweep-lr-4", 761450, ["gpu-x01", "gpu-x02", "gpu-x03", "gpu-x04"], S, F, 24, "jpark",
               lambda tr: ["slurmstepd: error: *** JOB 761450 ON gpu-x01 CANCELLED AT %s DUE TO PREEMPTION ***" % slurm_ts(F),
                           "slurmstepd: error: *** STEP 761450.0 ON gpu-x01 CANCELLED AT %s DUE TO PREEMPTION ***" % slurm_ts(F),
                           "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
-                          "srun: error: gpu-x01: task 0: Terminated", "srun: error: gpu-x02: task 1: Terminated"],
+                          *["srun: error: %s: task %d: Terminated" % (n, i) for i, n in enumerate(tr.nodes)]],
               "PREEMPTED", "0:0", "Preempted", "scheduler.preempted",
               """The job ran in the low-priority 'scavenger' QOS and was preempted after 4.5 hours: slurmstepd printed
               'CANCELLED AT ... DUE TO PREEMPTION', torchrun forwarded SIGTERM to all workers, and sacct records
@@ -245,11 +247,11 @@ def preempted(b):
 @bundle("slurm-user-scancel")
 def cancelled(b):
     S, F = ts("2026-01-27T10:05:00"), ts("2026-01-27T11:12:44")
-    sched_end(b, "debug-run", 762118, ["gpu-y11", "gpu-y12"], S, F, 25, "asharma",
+    sched_end(b, "debug-run", 762118, ["gpu-y11", "gpu-y12", "gpu-y13", "gpu-y14"], S, F, 25, "asharma",
               lambda tr: ["slurmstepd: error: *** JOB 762118 ON gpu-y11 CANCELLED AT %s ***" % slurm_ts(F),
                           "slurmstepd: error: *** STEP 762118.0 ON gpu-y11 CANCELLED AT %s ***" % slurm_ts(F),
                           "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
-                          "srun: error: gpu-y11: task 0: Terminated", "srun: error: gpu-y12: task 1: Terminated"],
+                          *["srun: error: %s: task %d: Terminated" % (n, i) for i, n in enumerate(tr.nodes)]],
               "CANCELLED", "0:0", "None", "scheduler.cancelled",
               """The owner (uid 1000) cancelled the job with scancel after about an hour: sacct says 'CANCELLED by 1000',
               the step was 'CANCELLED AT ...' without a 'DUE TO' reason, and torchrun shut the workers down on SIGTERM.
@@ -260,7 +262,7 @@ def cancelled(b):
 
 @bundle("lustre-eviction-io-error")
 def lustre(b):
-    nodes = ["gpu-o01", "gpu-o02"]
+    nodes = ["gpu-o01", "gpu-o02", "gpu-o03", "gpu-o04"]
     S, F = ts("2026-08-04T01:00:00"), ts("2026-08-04T04:17:09.000")
     tr = basic(b, 763300, nodes, 8, S, F, 26, "asr-pretrain", "rdubois", period=1.6)
     r = 12
@@ -270,9 +272,10 @@ def lustre(b):
                  "OSError: [Errno 5] Input/output error: '/lustre/scratch/asr/shards/train-00713.tar'")
     others = [l for l in range(8) if l != 4]
     tr.agent_fail("gpu-o02", F + sec(104), [(4, 1, F + sec(101.5))] + [(l, -15, F + sec(103.5)) for l in others], sigterm_locals=others, sigterm_at=F + sec(102))
-    for l in range(8):
-        peer_remote_error(tr, l, F + sec(102.6 + 0.02 * l), 33012, "gpu-o02.hpc.local", 45100 + l, how="closed")
-    tr.agent_fail("gpu-o01", F + sec(105), [(l, -6, F + sec(103 + 0.02 * l)) for l in range(8)])
+    for k in (0, 2, 3):
+        for l in range(8):
+            peer_remote_error(tr, 8 * k + l, F + sec(102.6 + 0.02 * l + 0.01 * k), 33012, "gpu-o02.hpc.local", 45100 + 8 * k + l, how="closed")
+        tr.agent_fail(nodes[k], F + sec(105 + 0.01 * k), [(l, -6, F + sec(103 + 0.02 * l + 0.01 * k)) for l in range(8)])
     write_apps(b, tr, "logs/{node}.log")
 
     def o02(kl):
@@ -291,14 +294,14 @@ def lustre(b):
       At 04:17:09 gpu-o02 lost its connection to Lustre OST scratch-OST0012 (LNet tx timeout to 172.31.126.87@o2ib,
       ptlrpc requests timing out) and 100 seconds later the OST evicted the client ('This client was evicted by
       scratch-OST0012; in progress operations using this service will fail'). Rank 12, reading a training shard from
-      that OST, immediately failed with OSError [Errno 5] Input/output error; torchrun stopped gpu-o02 and gpu-o01's
-      ranks saw the peer connections close. The application exception is a consequence of the storage eviction;
+      that OST, immediately failed with OSError [Errno 5] Input/output error; torchrun stopped gpu-o02 and the ranks on gpu-o01,
+      gpu-o03 and gpu-o04 saw the peer connections close. The application exception is a consequence of the storage eviction;
       check the OSS / LNet router serving 172.31.126.87.""")
 
 
 @bundle("disk-full-checkpoint-save")
 def diskfull(b):
-    nodes = ["gpu-z01", "gpu-z02"]
+    nodes = ["gpu-z01", "gpu-z02", "gpu-z03", "gpu-z04"]
     S, F = ts("2026-12-12T04:00:00"), ts("2026-12-12T10:00:31.000")
     tr = basic(b, 764215, nodes, 8, S, F, 27, "mm-13b", "oeze", period=2.0)
     tr.add("gpu-z01", F - sec(27), "%s - INFO - checkpoint - saving iteration 10800 to /raid/ckpt/mm-13b/iter_0010800 (local NVMe staging, upload to object store afterwards)" % pylog_ts(F - sec(27)))
@@ -313,9 +316,10 @@ def diskfull(b):
                  "OSError: [Errno 28] No space left on device")
     others = list(range(1, 8))
     tr.agent_fail("gpu-z01", F + sec(3), [(0, 1, F + sec(0.6))] + [(l, -15, F + sec(2.7)) for l in others], sigterm_locals=others, sigterm_at=F + sec(1))
-    for l in range(8):
-        tr.watchdog(8 + l, F - sec(1) + sec(600.1 + 0.01 * l), 21603, numel=1)
-    tr.agent_fail("gpu-z02", F + sec(603), [(l, -6, F + sec(600 + 0.01 * l)) for l in range(8)])
+    for k in range(1, len(nodes)):
+        for l in range(8):
+            tr.watchdog(8 * k + l, F - sec(1) + sec(600.1 + 0.01 * l + 0.005 * k), 21603, numel=1)
+        tr.agent_fail(nodes[k], F + sec(603 + 0.01 * k), [(l, -6, F + sec(600 + 0.01 * l + 0.005 * k)) for l in range(8)])
     write_apps(b, tr, "logs/{node}.log")
     kernels(b, tr, S, F + sec(610))
     b.write("reports/df-gpu-z01.txt", ["Filesystem      Size  Used Avail Use% Mounted on",
@@ -329,5 +333,5 @@ def diskfull(b):
     b.expected("storage.disk_full", "definitive", "gpu-z01", affected=["gpu-z01"], explained=["nccl.watchdog_timeout"], story="""
       Rank 0 was staging checkpoint iteration 10800 on gpu-z01's local /raid when torch.save failed with 'file
       write failed' / OSError [Errno 28] No space left on device; df shows /raid at 100% (28T used), filled by earlier
-      checkpoints that were never cleaned up after upload. Torchrun stopped gpu-z01; the ranks on gpu-z02, waiting in
-      the post-save barrier, timed out ten minutes later. Free /raid on gpu-z01 (and fix the cleanup) before reuse.""")
+      checkpoints that were never cleaned up after upload. Torchrun stopped gpu-z01; the ranks on gpu-z02, gpu-z03 and gpu-z04,
+      waiting in the post-save barrier, timed out ten minutes later. Free /raid on gpu-z01 (and fix the cleanup) before reuse.""")
