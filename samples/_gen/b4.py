@@ -168,7 +168,7 @@ def barrier(b):
     wl(b, tr, "lm-30b-ckpt", "gbianchi", S, E)
     b.expected("application.stuck_rank", "probable", "gpu-m11", affected=[], explained=["nccl.watchdog_timeout"], story="""
       Rank 0 logged 'saving checkpoint at iteration 20000 ... 141.2 GB' at 16:40:00 and never logged completion. The
-      other seven ranks entered the next collective, a 1-element ALLREDUCE (NumelIn=1, a barrier) with SeqNum=40019,
+      other fifteen ranks entered the next collective, a 1-element ALLREDUCE (NumelIn=1, a barrier) with SeqNum=40019,
       and all timed out after 600000 ms; rank 0 never reports that sequence number. A barrier timing out while one
       rank is busy saving a large checkpoint to shared storage is the workload's own straggler, not a fabric
       problem: raise the timeout around checkpointing or save asynchronously/sharded.""")
@@ -185,11 +185,11 @@ def hang(b):
     std_sacct(b, tr, "ssl-vit-g", "gpu", S, E, step_end=end)
     wl(b, tr, "ssl-vit-g", "kolsen", S, E)
     b.expected("unknown.collective_hang", "insufficient", None, story="""
-      All eight ranks report the same watchdog timeout (ALLREDUCE SeqNum=57501, Timeout 1800000 ms, last completed
+      All sixteen ranks report the same watchdog timeout (ALLREDUCE SeqNum=57501, Timeout 1800000 ms, last completed
       57500), so every rank enqueued the collective and none is a straggler. There are no kernel/driver logs, no
       metrics and nothing in the application output besides the timeouts. The hang happened inside NCCL (network or
-      GPU) but the evidence does not say where: the kernel logs (dmesg/journal) and IB port counters of gpu-v01 and
-      gpu-v02 for 18:43-19:14 UTC would settle it.""")
+      GPU) but the evidence does not say where: the kernel logs (dmesg/journal) and IB port counters of gpu-v01 to
+      gpu-v04 for 18:43-19:14 UTC would settle it.""")
 
 
 def sched_end(b, name, jobid, nodes, S, F, seed, user, reason_line, state, ec, reason, outcome, story, sacct_rows=None, extra=None):

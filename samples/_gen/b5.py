@@ -28,12 +28,14 @@ def k8s_job(b, jobname, nodes, S, F, seed, jobid):
 
 @bundle("kueue-pod-oomkilled")
 def kueue_oom(b):
-    nodes = ["gke-a3-pool-7c1e", "gke-a3-pool-9f02"]
+    nodes = ["gke-a3-pool-7c1e", "gke-a3-pool-9f02", "gke-a3-pool-3d55", "gke-a3-pool-b810"]
     S, F = ts("2026-06-24T10:00:00"), ts("2026-06-24T11:34:12")
     tr, pods = k8s_job(b, "sft-gemma", nodes, S, F, 40, "sft-gemma-2mq8x")
-    for l in range(4):
-        peer_remote_error(tr, l, F + sec(1.2 + 0.1 * l), 5521, "10.8.3.17", 40200 + l, how="closed")
-    tr.agent_fail(nodes[0], F + sec(3), [(l, -6, F + sec(1.6 + 0.1 * l)) for l in range(4)])
+    pod_ip = tr.ip[nodes[1]]  # the OOB address NCCL printed for worker-1 at init
+    for k in (0, 2, 3):
+        for l in range(4):
+            peer_remote_error(tr, 4 * k + l, F + sec(1.2 + 0.1 * l + 0.03 * k), 5521, pod_ip, 40200 + 4 * k + l, how="closed")
+        tr.agent_fail(nodes[k], F + sec(3 + 0.03 * k), [(l, -6, F + sec(1.6 + 0.1 * l + 0.03 * k)) for l in range(4)])
     for n in nodes:
         p = "logs/%s.log" % pods[n]
         b.write(p, tr.render(n))
@@ -43,13 +45,17 @@ def kueue_oom(b):
           "94m         Normal    Admitted            workload/pytorchjob-sft-gemma-5b1c2      Admitted by ClusterQueue a3-cq, wait time since reservation was 0s",
           "94m         Normal    Scheduled           pod/sft-gemma-worker-0                   Successfully assigned llm-train/sft-gemma-worker-0 to gke-a3-pool-7c1e",
           "94m         Normal    Scheduled           pod/sft-gemma-worker-1                   Successfully assigned llm-train/sft-gemma-worker-1 to gke-a3-pool-9f02",
+          "94m         Normal    Scheduled           pod/sft-gemma-worker-2                   Successfully assigned llm-train/sft-gemma-worker-2 to gke-a3-pool-3d55",
+          "94m         Normal    Scheduled           pod/sft-gemma-worker-3                   Successfully assigned llm-train/sft-gemma-worker-3 to gke-a3-pool-b810",
           "12s         Warning   OOMKilling          node/gke-a3-pool-9f02                    Memory cgroup out of memory: Killed process %d (python3) total-vm:412201440kB, anon-rss:201310004kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:400120kB oom_score_adj:-997" % tr.pid[5],
           "10s         Warning   BackOff             pod/sft-gemma-worker-1                   Back-off restarting failed container pytorch in pod sft-gemma-worker-1_llm-train(8c2f6e1a-0d4b-4b7e-9a61-2f1c3d9e7a55)",
           "8s          Normal    Finished            workload/pytorchjob-sft-gemma-5b1c2      Workload 'llm-train/pytorchjob-sft-gemma-5b1c2' is declared finished"]
     b.write("k8s/events.txt", ev)
     b.source("k8s/events.txt", "k8s_event", note="kubectl get events -n llm-train, captured %s" % iso(F + sec(12)))
     b.write("k8s/pods.jsonl", [pod_status(pods[nodes[0]], nodes[0], "Failed", "Error", 1, S, F + sec(3)),
-                               pod_status(pods[nodes[1]], nodes[1], "Failed", "OOMKilled", 137, S, F)])
+                               pod_status(pods[nodes[1]], nodes[1], "Failed", "OOMKilled", 137, S, F),
+                               pod_status(pods[nodes[2]], nodes[2], "Failed", "Error", 1, S, F + sec(3.06)),
+                               pod_status(pods[nodes[3]], nodes[3], "Failed", "Error", 1, S, F + sec(3.09))])
     b.source("k8s/pods.jsonl", "k8s_event", note="pod status JSON, one pod per line")
     E = F + sec(8)
     b.workload(id="pytorchjob-sft-gemma-5b1c2", scheduler="kueue", cluster="gke-a3", name="sft-gemma", user="team-nlp", queue="a3-lq",
@@ -58,14 +64,14 @@ def kueue_oom(b):
     b.expected("application.memory_limit", "definitive", nodes[1], affected=[], story="""
       Pod sft-gemma-worker-1 on gke-a3-pool-9f02 was killed by its container memory limit: the node reported
       'Memory cgroup out of memory: Killed process ... (python3)' and the pod status shows terminated reason
-      OOMKilled, exit code 137. Its ranks vanished without a traceback and the ranks of worker-0 failed with
+      OOMKilled, exit code 137. Its ranks vanished without a traceback and the ranks of workers 0, 2 and 3 failed with
       'Connection closed by remote peer' a second later. The container's memory limit is too small for this job
       (host-side data loading); the node is healthy.""")
 
 
 @bundle("kueue-evicted-preempted")
 def kueue_pre(b):
-    nodes = ["a3-node-0412", "a3-node-0413"]
+    nodes = ["a3-node-0412", "a3-node-0413", "a3-node-0414", "a3-node-0415"]
     S, F = ts("2026-07-30T08:10:00"), ts("2026-07-30T09:55:31")
     tr, pods = k8s_job(b, "eval-harness", nodes, S, F, 41, "eval-harness-77kpd")
     sigterm_all(tr, F + sec(1))
@@ -77,8 +83,7 @@ def kueue_pre(b):
     ev = ["LAST SEEN   TYPE      REASON              OBJECT                                   MESSAGE",
           "5m          Normal    Preempted           workload/%s   Preempted to accommodate a workload (UID: 3b1f9e20-7c4d-4a8e-b5d1-09e2f6c7a311) in the ClusterQueue" % wlname,
           "5m          Normal    EvictedDueToPreempted workload/%s Preempted to accommodate a workload (UID: 3b1f9e20-7c4d-4a8e-b5d1-09e2f6c7a311) in the ClusterQueue" % wlname,
-          "5m          Normal    Killing             pod/eval-harness-worker-0                Stopping container pytorch",
-          "5m          Normal    Killing             pod/eval-harness-worker-1                Stopping container pytorch"]
+          *["5m          Normal    Killing             pod/%-36s Stopping container pytorch" % pods[n] for n in nodes]]
     b.write("k8s/events.txt", ev)
     b.source("k8s/events.txt", "k8s_event", note="kubectl get events -n research, captured %s" % iso(F + sec(300)))
     wlobj = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": wlname, "namespace": "research"},
@@ -104,7 +109,7 @@ def kueue_pre(b):
 
 @bundle("succeeded-clean-run")
 def success(b):
-    nodes = ["gpu-b31", "gpu-b32"]
+    nodes = ["gpu-b31", "gpu-b32", "gpu-b33", "gpu-b34"]
     S, F = ts("2026-02-02T06:00:00"), ts("2026-02-02T09:30:00")
     tr = basic(b, 765880, nodes, 4, S, F, 42, "distill-1b", "lmarin", period=2.0)
     tr.add(nodes[0], F + sec(1), "%s - INFO - trainer - training completed: 6265 iterations, final lm loss 2.2741" % pylog_ts(F + sec(1)))
@@ -113,7 +118,7 @@ def success(b):
         i = nodes.index(n)
         for l in range(4):
             r = i * 4 + l
-            tr.add(n, F + sec(41 + 0.01 * l), "%s NCCL INFO comm 0x%x rank %d nranks 8 cudaDev %d busId %s000 - Destroy COMPLETE" % (tr.nccl_pfx(r), 0x55d0c0000000 + r * 0x1f0000, r, l, tr.pci[l]))
+            tr.add(n, F + sec(41 + 0.01 * l), "%s NCCL INFO comm 0x%x rank %d nranks %d cudaDev %d busId %s000 - Destroy COMPLETE" % (tr.nccl_pfx(r), 0x55d0c0000000 + r * 0x1f0000, r, tr.world, l, tr.pci[l]))
         tr.add(n, F + sec(43), tr.elastic(n, F + sec(43), "I", "torch/distributed/elastic/agent/server/api.py:879", "[default] worker group successfully finished. Waiting 300 seconds for other agents to finish."))
         tr.add(n, F + sec(43.1), tr.elastic(n, F + sec(43.1), "I", "torch/distributed/elastic/agent/server/api.py:932", "Local worker group finished (WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish"))
         tr.add(n, F + sec(43.3), tr.elastic(n, F + sec(43.3), "I", "torch/distributed/elastic/agent/server/api.py:946", "Done waiting for other agents. Elapsed: 0.1993 seconds"))
@@ -164,7 +169,7 @@ def ambiguous(b):
 
 @bundle("messy-input-xid79")
 def messy(b):
-    nodes = ["gpu-m01", "gpu-m02"]
+    nodes = ["gpu-m01", "gpu-m02", "gpu-m03", "gpu-m04"]
     S, F = ts("2026-05-27T13:00:00"), ts("2026-05-27T15:12:09.250")
     tr = basic(b, 767044, nodes, 4, S, F, 44, "asr-rnnt", "pkowalski", period=2.0, fmt="hf")
     bad = 5
@@ -191,7 +196,8 @@ def messy(b):
         p = "logs/%s.log" % n
         b.write(p, None, raw=data)
         b.source(p, "applog", node=n)
-    boots = {"gpu-m01": ts("2026-05-20T10:00:00"), "gpu-m02": ts("2026-05-21T08:12:51")}
+    boots = {"gpu-m01": ts("2026-05-20T10:00:00"), "gpu-m02": ts("2026-05-21T08:12:51"),
+             "gpu-m03": ts("2026-05-20T10:01:12"), "gpu-m04": ts("2026-05-24T16:40:09")}
     for n in nodes:
         kl = std_kernel(tr, n, "dmesg", S, end, boot=boots[n], n=14)
         if n == "gpu-m02":
@@ -216,12 +222,12 @@ def messy(b):
       traceback lines, invalid UTF-8 bytes, a few lines of binary junk (control bytes, a PNG header, serial-console
       garbage) and truncated last lines in both the app logs and the gpu-m02 dmesg. Under the noise the evidence is
       clear: GPU 1 of gpu-m02 (PCI 0000:41:00) fell off the bus at 15:12:09 (Xid 79), rank 5 died with 'CUDA error:
-      unknown error', and gpu-m01's ranks timed out in the watchdog ten minutes later. The tool must not crash.""")
+      unknown error', and the ranks on gpu-m01, gpu-m03 and gpu-m04 timed out in the watchdog ten minutes later. The tool must not crash.""")
 
 
 @bundle("dcgm-metrics-only-xid79")
 def dcgm(b):
-    nodes = ["gpu-c01", "gpu-c02", "gpu-c03"]
+    nodes = ["gpu-c01", "gpu-c02", "gpu-c03", "gpu-c04"]
     S, F = ts("2026-10-13T16:00:00"), ts("2026-10-13T18:27:44.000")
     tr = basic(b, 768520, nodes, 4, S, F, 45, "code-llm-15b", "sbrown", period=2.0)
     end = cascade(tr, 40410, F - sec(0.6), skip_nodes=["gpu-c03"])
@@ -251,7 +257,7 @@ def dcgm(b):
     std_sacct(b, tr, "code-llm-15b", "gpu", S, E)
     wl(b, tr, "code-llm-15b", "sbrown", S, E)
     b.expected("gpu.fell_off_bus", "probable", "gpu-c03", affected=["gpu-c03"], explained=["nccl.watchdog_timeout"], story="""
-      The ranks on gpu-c01 and gpu-c02 timed out in the watchdog on ALLREDUCE SeqNum=40410 at about 18:37:44; gpu-c03's
+      The ranks on gpu-c01, gpu-c02 and gpu-c04 timed out in the watchdog on ALLREDUCE SeqNum=40410 at about 18:37:44; gpu-c03's
       ranks never reported it and were only terminated at teardown. No kernel log of gpu-c03 was collected, but its
       dcgm-exporter series show DCGM_FI_DEV_XID_ERRORS switching from 0 to 79 for GPU 2 (00000000:81:00.0) at
       18:27:44, with that GPU's utilisation dropping to 0: the GPU fell off the bus ten minutes before the timeouts.
