@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "attribution/engine.h"
+#include "attribution/text.h"
 #include "line_prefix.h"
 #include "rule_set.h"
 #include "text_util.h"
@@ -163,14 +164,18 @@ struct Scanner::Impl {
     if (scan_from >= buffer.size()) return 0;
     const char* data = buffer.data() + scan_from;
     size_t len = buffer.size() - scan_from;
-    uint64_t lines = static_cast<uint64_t>(std::count(data, data + len, '\n'));
-    if (data[len - 1] != '\n') ++lines;
-    out.lines_scanned += lines;
-    out.bytes_scanned += len;
-    out.note_coverage(src.kind, src.node, lines, len);
-    out.note_rank(src.rank);
+    // Lines are counted once: up to each candidate while confirming, then the rest.
+    const bool unterminated = data[len - 1] != '\n';
+    auto account = [&](uint64_t newlines) {
+      uint64_t lines = newlines + (unterminated ? 1 : 0);
+      out.lines_scanned += lines;
+      out.bytes_scanned += len;
+      out.note_coverage(src.kind, src.node, lines, len);
+      out.note_rank(src.rank);
+      return lines;
+    };
     const KindDatabase* db = rules->dbs[static_cast<size_t>(src.kind)].get();
-    if (db == nullptr || db->db == nullptr || scratch == nullptr) return lines;
+    if (db == nullptr || db->db == nullptr || scratch == nullptr) return account(count_newlines(data, len));
 
     candidates.clear();
     // Vectorscan takes an unsigned length: scan in slices below 2 GiB on line boundaries.
@@ -190,7 +195,7 @@ struct Scanner::Impl {
       }
       slice_from += slice_len;
     }
-    if (candidates.empty()) return lines;
+    if (candidates.empty()) return account(count_newlines(data, len));
 
     const auto& xs = rules->extractors;
     std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
@@ -215,7 +220,7 @@ struct Scanner::Impl {
     while (i < candidates.size()) {
       size_t start = candidates[i].line_start;
       size_t end = candidates[i].line_end;
-      line_no += static_cast<uint64_t>(std::count(data + counted_to, data + start, '\n'));
+      line_no += count_newlines(data + counted_to, start - counted_to);
       counted_to = start;
       std::string_view line(data + start, end - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -269,7 +274,7 @@ struct Scanner::Impl {
       }
       i = j;
     }
-    return lines;
+    return account(line_no - first_line + count_newlines(data + counted_to, len - counted_to));
   }
 };
 

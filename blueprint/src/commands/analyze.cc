@@ -10,6 +10,7 @@
 #include "io/parallel_scan.h"
 #include "io/rules_dir.h"
 #include "service_client.h"
+#include "attribution/text.h"
 
 namespace attribution::blueprint {
 namespace {
@@ -134,8 +135,7 @@ std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<C
       o.boot_time = f.source.boot_time;
       o.utc_offset_s = f.source.utc_offset_s;
       o.note = f.source.note;
-      uint64_t nl = static_cast<uint64_t>(std::count(block.begin(), block.end(), '\n'));
-      if (!block.empty() && block.back() != '\n') ++nl;
+      uint64_t nl = count_lines(block);
       line += nl;
       obs[f.source_index] += nl;
       out.push_back(std::move(o));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -14,15 +15,15 @@ namespace {
 
 constexpr size_t kLookBackBytes = 16 * 1024;
 
-// Keeps the last lines of the consumed buffer (up to kLookBackBytes, whole lines) at the front.
-size_t keep_look_back(std::string& buf, size_t consumed) {
+// Where the look-back kept from a consumed buffer starts: the first line that begins within the
+// last kLookBackBytes before `consumed`.
+size_t look_back_start(const ReadBuffer& buf, size_t consumed) {
   size_t start = consumed > kLookBackBytes ? consumed - kLookBackBytes : 0;
   if (start > 0) {
     const void* nl = memchr(buf.data() + start, '\n', consumed - start);
     start = nl == nullptr ? consumed : static_cast<const char*>(nl) - buf.data() + 1;
   }
-  buf.erase(0, start);
-  return consumed - start;
+  return start;
 }
 
 class Source {
@@ -79,32 +80,39 @@ class ReaderImpl : public ChunkReader {
   // The source is positioned at `start` (absolute). Lines whose first byte is in [begin, end) are
   // returned; begin > 0 means start = begin - 1 and the first (partial) line is skipped.
   ReaderImpl(std::string path, std::unique_ptr<Source> src, uint64_t start, uint64_t begin,
-             uint64_t end, size_t chunk)
+             uint64_t end, size_t chunk, ReadBuffer* buffer)
       : path_(std::move(path)), src_(std::move(src)), base_(start), read_pos_(start),
-        skip_first_(begin > 0), end_(end), chunk_(chunk) {}
+        skip_first_(begin > 0), end_(end), chunk_(chunk) {
+    if (buffer == nullptr) {
+      own_ = std::make_unique<ReadBuffer>();
+      buffer = own_.get();
+    }
+    buf_ = buffer;
+    buf_->clear();
+  }
 
   bool next(Chunk& out) override {
     if (done_) return false;
+    ReadBuffer& buf = *buf_;
     if (scanned_to_ > 0) {
-      std::string tail = buf_.substr(scanned_to_);
-      buf_.resize(scanned_to_);
-      size_t before = buf_.size();
-      look_back_ = keep_look_back(buf_, scanned_to_);
-      base_ += before - buf_.size();
-      buf_ += tail;
+      // Keep the look-back lines and the unscanned tail (a partial line), in one move.
+      size_t start = look_back_start(buf, scanned_to_);
+      buf.erase_front(start);
+      base_ += start;
+      look_back_ = scanned_to_ - start;
       scanned_to_ = 0;
     }
     if (!fill()) return false;
-    if (buf_.size() <= look_back_) {
+    if (buf.size() <= look_back_) {
       done_ = true;
       return false;
     }
-    size_t scan_end = buf_.size();
+    size_t scan_end = buf.size();
     if (!src_eof_) {
-      const void* nl = memrchr(buf_.data() + look_back_, '\n', buf_.size() - look_back_);
-      if (nl != nullptr) scan_end = static_cast<const char*>(nl) - buf_.data() + 1;
+      const void* nl = memrchr(buf.data() + look_back_, '\n', buf.size() - look_back_);
+      if (nl != nullptr) scan_end = static_cast<const char*>(nl) - buf.data() + 1;
     }
-    out.buffer = std::string_view(buf_.data(), scan_end);
+    out.buffer = std::string_view(buf.data(), scan_end);
     out.scan_from = look_back_;
     scanned_to_ = scan_end;
     bytes_ += scan_end - look_back_;
@@ -115,32 +123,33 @@ class ReaderImpl : public ChunkReader {
 
  private:
   bool fill() {
-    while (!src_eof_ && buf_.size() - look_back_ < chunk_) {
-      size_t old = buf_.size();
+    ReadBuffer& buf = *buf_;
+    while (!src_eof_ && buf.size() - look_back_ < chunk_) {
+      size_t old = buf.size();
       size_t n = std::min(chunk_ + look_back_ - old, size_t{1} << 20);
-      buf_.resize(old + n);
-      ssize_t r = src_->read(buf_.data() + old, n);
+      buf.resize(old + n);
+      ssize_t r = src_->read(buf.data() + old, n);
       if (r < 0) {
         error_ = fmt::format("{}: read failed: {}", path_, src_->error);
         done_ = true;
         return false;
       }
-      buf_.resize(old + static_cast<size_t>(r));
+      buf.resize(old + static_cast<size_t>(r));
       read_pos_ += static_cast<uint64_t>(r);
       if (r == 0) src_eof_ = true;
       if (skip_first_) {
-        const void* nl = memchr(buf_.data(), '\n', buf_.size());
+        const void* nl = memchr(buf.data(), '\n', buf.size());
         if (nl == nullptr) {
-          base_ += buf_.size();
-          buf_.clear();
+          base_ += buf.size();
+          buf.clear();
           continue;
         }
-        size_t cut = static_cast<const char*>(nl) - buf_.data() + 1;
-        buf_.erase(0, cut);
+        size_t cut = static_cast<const char*>(nl) - buf.data() + 1;
+        buf.erase_front(cut);
         base_ += cut;
         skip_first_ = false;
         if (end_ > 0 && base_ >= end_) {  // no line starts inside [begin, end)
-          buf_.clear();
+          buf.clear();
           src_eof_ = true;
           break;
         }
@@ -148,11 +157,11 @@ class ReaderImpl : public ChunkReader {
       if (end_ > 0 && read_pos_ >= end_) {
         // Finish the line that contains byte end-1, then stop.
         uint64_t from_abs = std::max<uint64_t>(end_ - 1, base_ + look_back_);
-        if (from_abs < base_ + buf_.size()) {
+        if (from_abs < base_ + buf.size()) {
           size_t from = static_cast<size_t>(from_abs - base_);
-          const void* nl = memchr(buf_.data() + from, '\n', buf_.size() - from);
+          const void* nl = memchr(buf.data() + from, '\n', buf.size() - from);
           if (nl != nullptr) {
-            buf_.resize(static_cast<const char*>(nl) - buf_.data() + 1);
+            buf.resize(static_cast<const char*>(nl) - buf.data() + 1);
             src_eof_ = true;
           }
         } else {
@@ -170,7 +179,8 @@ class ReaderImpl : public ChunkReader {
   bool skip_first_;
   uint64_t end_;
   size_t chunk_;
-  std::string buf_;
+  std::unique_ptr<ReadBuffer> own_;  // when the caller gave no buffer
+  ReadBuffer* buf_ = nullptr;
   size_t look_back_ = 0;
   size_t scanned_to_ = 0;
   uint64_t bytes_ = 0;
@@ -180,6 +190,20 @@ class ReaderImpl : public ChunkReader {
 };
 
 }  // namespace
+
+void ReadBuffer::erase_front(size_t n) {
+  if (n == 0) return;
+  if (n < size_) std::memmove(bytes_.get(), bytes_.get() + n, size_ - n);
+  size_ = n < size_ ? size_ - n : 0;
+}
+
+void ReadBuffer::grow(size_t n) {
+  size_t capacity = std::max(n, capacity_ * 2);
+  auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
+  if (size_ > 0) std::memcpy(bytes.get(), bytes_.get(), size_);
+  bytes_ = std::move(bytes);
+  capacity_ = capacity;
+}
 
 bool is_gzip_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -197,7 +221,8 @@ uint64_t file_size(const std::string& path) {
 }
 
 std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t begin, uint64_t end,
-                                               size_t chunk_bytes, std::string& error) {
+                                               size_t chunk_bytes, std::string& error,
+                                               ReadBuffer* buffer) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     error = fmt::format("{}: {}", path, std::strerror(errno));
@@ -214,7 +239,8 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
       return nullptr;
     }
     gzbuffer(f, 256 * 1024);
-    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, 0, 0, chunk_bytes);
+    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, 0, 0, chunk_bytes,
+                                        buffer);
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -225,7 +251,8 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
   // A range that starts mid-file begins one byte early so a line starting exactly at `begin` is
   // recognised (the skipped partial line is then just that '\n').
   uint64_t start = begin > 0 ? begin - 1 : 0;
-  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, begin, end, chunk_bytes);
+  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, begin, end,
+                                      chunk_bytes, buffer);
 }
 
 }  // namespace attribution::blueprint

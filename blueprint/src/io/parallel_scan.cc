@@ -39,11 +39,12 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
   std::atomic<size_t> next{0};
   auto worker = [&] {
     Scanner scanner(rules);
+    ReadBuffer buffer;  // one allocation per worker, reused for every file and range
     for (size_t u = next++; u < units.size(); u = next++) {
       Unit& unit = units[u];
       const ScanInput& in = inputs[unit.input];
       std::string error;
-      auto reader = ChunkReader::open(in.path, unit.begin, unit.end, options.chunk_bytes, error);
+      auto reader = ChunkReader::open(in.path, unit.begin, unit.end, options.chunk_bytes, error, &buffer);
       if (!reader) {
         unit.error = error;
         continue;

@@ -10,6 +10,7 @@
 #include "connectors/static/static_adapter.h"
 #include "io/file_reader.h"
 #include "io/rules_dir.h"
+#include "attribution/text.h"
 
 namespace attribution::blueprint {
 namespace {
@@ -21,8 +22,7 @@ class SessionSink : public EvidenceSink {
   void text(const TextSource& source, std::string_view block, uint64_t first_line) override {
     session_.ingest_text(source, block, first_line == 0 ? 1 : first_line);
     bytes += block.size();
-    uint64_t nl = static_cast<uint64_t>(std::count(block.begin(), block.end(), '\n'));
-    if (!block.empty() && block.back() != '\n') ++nl;
+    uint64_t nl = count_lines(block);
     lines += nl;
   }
   void observation(const Observation& o) override {
@@ -55,8 +55,7 @@ ConnectorReport read_evidence_file(const std::string& adapter, const std::string
   while (reader->next(chunk)) {
     std::string_view block = chunk.buffer.substr(chunk.scan_from);
     session.ingest_text(src, block, line);
-    uint64_t nl = static_cast<uint64_t>(std::count(block.begin(), block.end(), '\n'));
-    if (!block.empty() && block.back() != '\n') ++nl;
+    uint64_t nl = count_lines(block);
     line += nl;
   }
   r.observations = line - 1;

@@ -9,6 +9,7 @@
 #include "attribution/codec.h"
 #include "connectors/files/template.h"
 #include "io/file_reader.h"
+#include "attribution/text.h"
 
 namespace attribution::blueprint {
 
@@ -22,8 +23,7 @@ bool stream_file(const std::string& path, const TextSource& source, size_t chunk
     std::string_view block = chunk.buffer.substr(chunk.scan_from);
     if (block.empty()) continue;
     sink.text(source, block, line);
-    uint64_t n = static_cast<uint64_t>(std::count(block.begin(), block.end(), '\n'));
-    if (block.back() != '\n') ++n;
+    uint64_t n = count_lines(block);
     line += n;
     lines += n;
     bytes += block.size();

@@ -8,6 +8,7 @@
 
 #include "connectors/files/template.h"
 #include "connectors/k8s/process.h"
+#include "attribution/text.h"
 
 namespace attribution::blueprint {
 namespace {
@@ -21,11 +22,6 @@ std::string str(const nlohmann::json& o, const char* k) {
   return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
 }
 
-uint64_t count_lines(std::string_view s) {
-  if (s.empty()) return 0;
-  uint64_t n = static_cast<uint64_t>(std::count(s.begin(), s.end(), '\n'));
-  return s.back() == '\n' ? n : n + 1;
-}
 
 }  // namespace
 
