@@ -200,14 +200,21 @@ void peer_convergence(const Refiner& r, Analysis& a) {
       continue;
     }
     std::set<std::string> reporter_nodes;
-    for (int i : reporters) reporter_nodes.insert(a.items[i].key.node);
+    std::set<int> reporter_ranks;
+    for (int i : reporters) {
+      reporter_nodes.insert(a.items[i].key.node);
+      if (a.items[i].key.rank != kNoRank) reporter_ranks.insert(a.items[i].key.rank);
+    }
+    // Who reported: distinct ranks when the lines name them, else distinct reports.
+    std::string who = reporter_ranks.empty() ? fmt::format("{} report(s)", reporters.size())
+                                             : fmt::format("{} rank(s)", reporter_ranks.size());
     if (reporters.size() < 2 || strongest_elsewhere >= 70) continue;
     std::string ip = strip_peer(a.items[reporters.front()].field("peer"));
     SymptomAttrs attrs = attrs_for(
         a, "network.peer_unreachable",
-        make_attrs(fmt::format("{} ranks on {} node(s) lost their connection to {} ({}); the "
-                               "collected evidence shows no crash on {}",
-                               reporters.size(), reporter_nodes.size(), peer, ip, peer),
+        make_attrs(fmt::format("{} on {} node(s) lost their connection to {} ({}); the collected "
+                               "evidence shows no crash there",
+                               who, reporter_nodes.size(), peer, ip),
                    "network", "network.fabric", 40));
     SymptomRecord rec = combine(a, reporters);
     rec.fields["peer"] = ip;

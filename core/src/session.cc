@@ -249,7 +249,10 @@ Outcome decide(Analysis& a) {
   add_node(root);
   for (int r : o.rivals) add_node(a.items[r]);
   o.culprit_node = root.key.node;
-  if (root.attrs.domain == "scheduler" || !o.rivals.empty()) o.culprit_node.clear();
+  // A scheduler decision names no culprit (the node in "JOB n ON node CANCELLED" is the batch
+  // node), except an eviction: the node whose pressure evicted the pod is where to look.
+  bool scheduler_decision = root.attrs.domain == "scheduler" && root.attrs.outcome != "scheduler.evicted";
+  if (scheduler_decision || !o.rivals.empty()) o.culprit_node.clear();
   std::sort(o.affected_nodes.begin(), o.affected_nodes.end());
   o.affected_nodes.erase(std::unique(o.affected_nodes.begin(), o.affected_nodes.end()), o.affected_nodes.end());
   return o;
