@@ -159,9 +159,48 @@ struct Scanner::Impl {
     return true;
   }
 
+  // The last stamped line that starts within kTimeLookBackBytes of the buffer's end, as the carry
+  // for the next piece; or the old carry aged by this buffer when there is none.
+  void update_carry(const TextSource& src, std::string_view buffer, uint64_t last_line_no, int year,
+                    TimeCarry& carry) {
+    size_t end = buffer.size();
+    size_t cursor = end;
+    uint64_t line_no = last_line_no;
+    if (cursor > 0 && buffer[cursor - 1] == '\n') --cursor;  // the '\n' ending the last line
+    while (true) {
+      const void* nl = cursor == 0 ? nullptr : memrchr(buffer.data(), '\n', cursor);
+      size_t start = nl == nullptr ? 0 : static_cast<const char*>(nl) - buffer.data() + 1;
+      if (end - start > kTimeLookBackBytes) break;
+      std::string_view line(buffer.data() + start, cursor - start);
+      detail::LinePrefix pp = detail::parse_line_prefix(line.substr(0, 256), src, year);
+      if (pp.t != kNoTime) {
+        carry = {pp.t, line_no, end - start};
+        return;
+      }
+      if (start == 0) break;
+      cursor = start - 1;
+      --line_no;
+    }
+    if (carry.t == kNoTime) return;
+    if (carry.bytes_to_next + end > kTimeLookBackBytes) {
+      carry = TimeCarry{};
+    } else {
+      carry.bytes_to_next += end;
+    }
+  }
+
   uint64_t scan(const TextSource& src, std::string_view buffer, size_t scan_from,
-                uint64_t first_line, Extraction& out, TimeNs forced_time) {
+                uint64_t first_line, Extraction& out, TimeNs forced_time, TimeCarry* carry) {
     if (scan_from >= buffer.size()) return 0;
+    uint64_t lines = scan_lines(src, buffer, scan_from, first_line, out, forced_time, carry);
+    if (carry != nullptr && forced_time == kNoTime) {
+      update_carry(src, buffer, first_line + lines - 1, src.default_year, *carry);
+    }
+    return lines;
+  }
+
+  uint64_t scan_lines(const TextSource& src, std::string_view buffer, size_t scan_from,
+                      uint64_t first_line, Extraction& out, TimeNs forced_time, const TimeCarry* carry) {
     const char* data = buffer.data() + scan_from;
     size_t len = buffer.size() - scan_from;
     // Lines are counted once: up to each candidate while confirming, then the rest.
@@ -214,6 +253,8 @@ struct Scanner::Impl {
     size_t prev_candidate_start = SIZE_MAX;
     TimeNs prev_candidate_time = kNoTime;
     uint64_t prev_candidate_time_line = 0;
+    size_t prev_candidate_time_offset = 0;  // where the line its time came from starts (absolute)
+    bool prev_candidate_time_carried = false;
     size_t counted_to = 0;
     uint64_t line_no = first_line;
     size_t i = 0;
@@ -229,40 +270,64 @@ struct Scanner::Impl {
       TimeNs time = forced_time != kNoTime ? forced_time : prefix.t;
       bool inferred = false;
       uint64_t stamped_line = line_no;  // the line the time comes from
+      size_t abs_start = scan_from + start;
+      size_t stamped_offset = abs_start;
+      bool carried = false;
       if (time == kNoTime) {
-        // Look back up to 64 lines (into the caller's look-back context too) for a stamped line.
-        // Stop at the previous candidate line: its own time, or what its look-back found, is the
-        // answer from there on (a traceback of many candidate lines is walked once, not 64 times).
-        size_t abs_start = scan_from + start;
+        // Walk back over earlier lines (into the caller's look-back context too) to a stamped line
+        // that starts at most kTimeLookBackBytes before this one. Stop at the previous candidate
+        // line: its own time, or what its walk found, is the answer from there on (a traceback of
+        // many candidate lines is walked once).
         size_t cursor = abs_start;
-        for (int back = 0; back < 64 && cursor > 0; ++back) {
+        uint64_t back_line = line_no;
+        while (cursor > 0) {
           size_t prev_end = cursor - 1;  // the '\n' ending the previous line
           const void* nl = prev_end == 0 ? nullptr : memrchr(buffer.data(), '\n', prev_end);
           size_t prev_start = nl == nullptr ? 0 : static_cast<const char*>(nl) - buffer.data() + 1;
-          if (prev_start == prev_candidate_start && prev_candidate_time != kNoTime &&
-              line_no - prev_candidate_time_line <= 64) {
-            time = prev_candidate_time;
-            inferred = true;
-            stamped_line = prev_candidate_time_line;
+          if (abs_start - prev_start > kTimeLookBackBytes) break;
+          --back_line;
+          if (prev_start == prev_candidate_start) {
+            if (prev_candidate_time != kNoTime &&
+                (prev_candidate_time_carried || abs_start - prev_candidate_time_offset <= kTimeLookBackBytes)) {
+              time = prev_candidate_time;
+              inferred = true;
+              stamped_line = prev_candidate_time_line;
+              stamped_offset = prev_candidate_time_offset;
+              carried = prev_candidate_time_carried;
+            }
             break;
           }
-          if (prev_start == prev_candidate_start && prev_candidate_time == kNoTime) break;
           std::string_view prev(buffer.data() + prev_start, prev_end - prev_start);
           detail::LinePrefix pp = detail::parse_line_prefix(prev.substr(0, 256), src, year);
           if (pp.t != kNoTime) {
             time = pp.t;
             inferred = true;
-            stamped_line = line_no - static_cast<uint64_t>(back) - 1;
+            stamped_line = back_line;
+            stamped_offset = prev_start;
             break;
           }
           cursor = prev_start;
         }
+        // Reached the start of the buffer: the carry from the previous piece, if near enough.
+        if (time == kNoTime && cursor == 0 && carry != nullptr && carry->t != kNoTime &&
+            carry->bytes_to_next + abs_start <= kTimeLookBackBytes) {
+          time = carry->t;
+          inferred = true;
+          stamped_line = carry->line;
+          carried = true;
+        }
+        if (carried && time != kNoTime && carry != nullptr && carry->bytes_to_next + abs_start > kTimeLookBackBytes) {
+          time = kNoTime;  // a carried time reused by a later candidate that is now too far
+          inferred = false;
+        }
       }
-      // Remember this line for the next candidate's look-back: the time that applies at it, and
-      // the line number of the stamped line that time came from.
-      prev_candidate_start = scan_from + start;
+      // Remember this line for the next candidate's walk: the time that applies at it, and where
+      // the stamped line it came from is.
+      prev_candidate_start = abs_start;
       prev_candidate_time = time;
       prev_candidate_time_line = stamped_line;
+      prev_candidate_time_offset = stamped_offset;
+      prev_candidate_time_carried = carried;
       size_t j = i;
       bool matched = false;
       while (j < candidates.size() && candidates[j].line_start == start) {
@@ -282,8 +347,8 @@ Scanner::Scanner(std::shared_ptr<const RuleSet> rules) : impl_(std::make_unique<
 Scanner::~Scanner() = default;
 
 uint64_t Scanner::scan(const TextSource& source, std::string_view buffer, size_t scan_from,
-                       uint64_t first_line, Extraction& out) {
-  return impl_->scan(source, buffer, scan_from, first_line, out, kNoTime);
+                       uint64_t first_line, Extraction& out, TimeCarry* carry) {
+  return impl_->scan(source, buffer, scan_from, first_line, out, kNoTime, carry);
 }
 
 void Scanner::scan_observation(const Observation& obs, int default_year, Extraction& out) {
@@ -357,7 +422,7 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
   src.boot_time = obs.boot_time;
   src.utc_offset_s = obs.utc_offset_s;
   src.note = obs.note;
-  impl_->scan(src, obs.text, 0, obs.source.line == 0 ? 1 : obs.source.line, out, obs.observed_at);
+  impl_->scan(src, obs.text, 0, obs.source.line == 0 ? 1 : obs.source.line, out, obs.observed_at, nullptr);
 }
 
 }  // namespace attribution

@@ -266,6 +266,13 @@ struct Session::Impl {
   Extraction extraction;
   std::vector<ConnectorReport> reports;
   std::unique_ptr<Scanner> scanner;
+  // Per source, the time state after its last ingested piece: the next piece's unstamped first
+  // lines take their time as if the pieces had been one text. O(1) memory per source.
+  struct SourceState {
+    TimeCarry carry;
+    uint64_t next_line = 0;  // the line the next piece should start at
+  };
+  std::map<std::string, SourceState> carries;
 
   Scanner& get_scanner() {
     if (!scanner) scanner = std::make_unique<Scanner>(rules);
@@ -305,7 +312,14 @@ Extraction Session::new_extraction() const {
 void Session::ingest_text(const TextSource& source, std::string_view text, uint64_t first_line) {
   TextSource src = source;
   if (src.default_year == 0) src.default_year = impl_->default_year();
-  impl_->get_scanner().scan(src, text, 0, first_line, impl_->extraction);
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<int>(src.kind), src.node, src.rank,
+                                src.gpu, src.name);
+  Impl::SourceState& state = impl_->carries[key];
+  // A piece that does not continue where the last one ended (a re-sent or out-of-order block)
+  // starts without a carry.
+  if (first_line != state.next_line) state.carry = TimeCarry{};
+  uint64_t lines = impl_->get_scanner().scan(src, text, 0, first_line, impl_->extraction, &state.carry);
+  state.next_line = first_line + lines;
 }
 
 void Session::ingest(const Observation& observation) {

@@ -69,27 +69,69 @@ TEST_F(ScannerTest, TimeInheritedFromEarlierLine) {
   EXPECT_TRUE(r->evidence[0].time_inferred);
 }
 
-TEST_F(ScannerTest, TimeLookBackIsBoundedTo64Lines) {
-  // One stamped line, then 100 unstamped candidate lines: lines 1-64 after the stamp inherit its
-  // time, later ones have none (and the walk is not repeated per candidate).
+TEST_F(ScannerTest, TimeLookBackIsBoundedByBytes) {
+  // One stamped line, then unstamped candidate lines of 1 KiB each: those that start within
+  // kTimeLookBackBytes (128 KiB) of the stamped line inherit its time, later ones have none (and
+  // the walk is not repeated per candidate).
+  const std::string pad(1000, 'p');
   std::string text = "2026-03-01T10:00:00Z start\n";
-  for (int i = 1; i <= 100; ++i) text += "E" + std::to_string(i) + "Error: x\n";
+  for (int i = 1; i <= 200; ++i) text += "E" + std::to_string(i) + "Error: x " + pad + "\n";
   Extraction ex = scan(text);
-  const SymptomRecord* r64 = find(ex, "python.exception.E64Error");
-  const SymptomRecord* r65 = find(ex, "python.exception.E65Error");
-  ASSERT_NE(r64, nullptr);
-  ASSERT_NE(r65, nullptr);
-  EXPECT_EQ(format_rfc3339(r64->first_seen), "2026-03-01T10:00:00.000Z");
-  EXPECT_EQ(r65->first_seen, kNoTime);
+  auto first_beyond = [&](const std::string& t) {
+    for (int i = 1; i <= 200; ++i) {
+      std::string line = "E" + std::to_string(i) + "Error: x ";
+      if (t.find(line) > kTimeLookBackBytes) return i;
+    }
+    return 0;
+  };
+  int beyond = first_beyond(text);
+  ASSERT_GT(beyond, 100);
+
+  const SymptomRecord* in = find(ex, "python.exception.E" + std::to_string(beyond - 1) + "Error");
+  const SymptomRecord* out = find(ex, "python.exception.E" + std::to_string(beyond) + "Error");
+  ASSERT_NE(in, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(format_rfc3339(in->first_seen), "2026-03-01T10:00:00.000Z");
+  EXPECT_EQ(out->first_seen, kNoTime);
   // A new stamp in the middle restarts the window.
   std::string t2 = "2026-03-01T10:00:00Z a\n";
-  for (int i = 1; i <= 50; ++i) t2 += "E" + std::to_string(i) + "Error: x\n";
+  for (int i = 1; i <= 50; ++i) t2 += "E" + std::to_string(i) + "Error: x " + pad + "\n";
+  size_t second = t2.size();
   t2 += "2026-03-01T11:00:00Z b\n";
-  for (int i = 51; i <= 120; ++i) t2 += "E" + std::to_string(i) + "Error: x\n";
+  for (int i = 51; i <= 250; ++i) t2 += "E" + std::to_string(i) + "Error: x " + pad + "\n";
   Extraction ex2 = scan(t2);
   EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E50Error")->first_seen), "2026-03-01T10:00:00.000Z");
-  EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E114Error")->first_seen), "2026-03-01T11:00:00.000Z");
-  EXPECT_EQ(find(ex2, "python.exception.E115Error")->first_seen, kNoTime);
+  EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E51Error")->first_seen), "2026-03-01T11:00:00.000Z");
+  int last_in = 0;
+  for (int i = 51; i <= 250; ++i) {
+    if (t2.find("E" + std::to_string(i) + "Error: x ") - second <= kTimeLookBackBytes) last_in = i;
+  }
+  ASSERT_LT(last_in, 250);
+  EXPECT_EQ(format_rfc3339(find(ex2, "python.exception.E" + std::to_string(last_in) + "Error")->first_seen),
+            "2026-03-01T11:00:00.000Z");
+  EXPECT_EQ(find(ex2, "python.exception.E" + std::to_string(last_in + 1) + "Error")->first_seen, kNoTime);
+}
+
+// Scanning a source in pieces with a TimeCarry gives the lines the times of one whole scan.
+TEST_F(ScannerTest, TimeCarryJoinsPieces) {
+  std::string a = "2026-03-01T10:00:00Z start\n";
+  for (int i = 0; i < 40; ++i) a += "noise line " + std::to_string(i) + "\n";
+  std::string b = "E1Error: x\n";
+  Scanner scanner(rules_);
+  TimeCarry carry;
+  Extraction ex;
+  uint64_t n = scanner.scan(TextSource{}, a, 0, 1, ex, &carry);
+  EXPECT_NE(carry.t, kNoTime);
+  scanner.scan(TextSource{}, b, 0, n + 1, ex, &carry);
+  const SymptomRecord* r = find(ex, "python.exception.E1Error");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(format_rfc3339(r->first_seen), "2026-03-01T10:00:00.000Z");
+  EXPECT_TRUE(r->evidence[0].time_inferred);
+  EXPECT_EQ(r->evidence[0].line, 42u);
+  // Without the carry the piece has no time.
+  Extraction alone;
+  scanner.scan(TextSource{}, b, 0, n + 1, alone);
+  EXPECT_EQ(find(alone, "python.exception.E1Error")->first_seen, kNoTime);
 }
 
 TEST_F(ScannerTest, MessyInputCrlfAnsiInvalidUtf8Junk) {

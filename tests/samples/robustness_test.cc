@@ -133,17 +133,40 @@ TEST_F(Robustness, ByteRangesTileAFileExactly) {
   text += "last line without newline";
   write("f.log", text);
   std::string path = (dir_ / "f.log").string();
+  // Every range also reads up to 128 KiB of look-back context before it: the 1- and 7-byte
+  // ranges tile the first 20,000 bytes (a line straddling the cut is then the next range's).
   for (uint64_t range : {1ull, 7ull, 4096ull, 100000ull}) {
     std::string rebuilt;
-    for (uint64_t b = 0; b < text.size(); b += range) {
+    uint64_t limit = range < 100 ? 20000 : text.size();
+    std::string want = text.substr(0, text.find('\n', limit - 1) + 1);
+    if (range >= 100) want = text;
+    for (uint64_t b = 0; b < limit; b += range) {
       std::string error;
-      auto r = ChunkReader::open(path, b, std::min<uint64_t>(text.size(), b + range), 512, error);
+      auto r = ChunkReader::open(path, b, std::min<uint64_t>(limit, b + range), 512, error);
       ASSERT_TRUE(r) << error;
       Chunk c;
       while (r->next(c)) rebuilt += std::string(c.buffer.substr(c.scan_from));
     }
-    EXPECT_EQ(rebuilt, text) << "range " << range;
+    EXPECT_EQ(rebuilt, want) << "range " << range;
   }
+}
+
+// A range that starts mid-file hands the scanner the lines before it as look-back context, so an
+// unstamped line at the start of a range gets the same time as in a whole-file scan.
+TEST_F(Robustness, RangeStartsWithLookBackContext) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "line " + std::to_string(i) + "\n";
+  write("g.log", text);
+  uint64_t begin = text.find("line 500\n");
+  std::string error;
+  auto r = ChunkReader::open((dir_ / "g.log").string(), begin, text.size(), 1 << 20, error);
+  ASSERT_TRUE(r) << error;
+  Chunk c;
+  ASSERT_TRUE(r->next(c));
+  EXPECT_EQ(c.buffer.substr(c.scan_from, 9), "line 500\n");
+  ASSERT_GT(c.scan_from, 9u);
+  EXPECT_EQ(c.buffer.substr(0, 7), "line 0\n");  // the whole file fits in the 128 KiB context
+  EXPECT_EQ(c.buffer.substr(c.scan_from - 9, 9), "line 499\n");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "io/file_reader.h"
 
+#include "attribution/engine.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -13,7 +15,10 @@
 namespace attribution::blueprint {
 namespace {
 
-constexpr size_t kLookBackBytes = 16 * 1024;
+// The engine gives unstamped lines the time of a stamped line up to kTimeLookBackBytes before
+// them; every chunk carries that much preceding text, also a byte range's first chunk (read from
+// before the range), so times do not depend on chunk or range boundaries.
+constexpr size_t kLookBackBytes = kTimeLookBackBytes;
 
 // Where the look-back kept from a consumed buffer starts: the first line that begins within the
 // last kLookBackBytes before `consumed`.
@@ -78,11 +83,12 @@ class GzipSource : public Source {
 class ReaderImpl : public ChunkReader {
  public:
   // The source is positioned at `start` (absolute). Lines whose first byte is in [begin, end) are
-  // returned; begin > 0 means start = begin - 1 and the first (partial) line is skipped.
-  ReaderImpl(std::string path, std::unique_ptr<Source> src, uint64_t start, uint64_t begin,
+  // returned; the whole lines between start and begin are their look-back context. skip_first:
+  // start is inside a line (start = context start - 1), which is dropped.
+  ReaderImpl(std::string path, std::unique_ptr<Source> src, uint64_t start, bool skip_first, uint64_t begin,
              uint64_t end, size_t chunk, ReadBuffer* buffer)
       : path_(std::move(path)), src_(std::move(src)), base_(start), read_pos_(start),
-        skip_first_(begin > 0), end_(end), chunk_(chunk) {
+        skip_first_(skip_first), begin_(begin), end_(end), chunk_(chunk) {
     if (buffer == nullptr) {
       own_ = std::make_unique<ReadBuffer>();
       buffer = own_.get();
@@ -102,7 +108,8 @@ class ReaderImpl : public ChunkReader {
       look_back_ = scanned_to_ - start;
       scanned_to_ = 0;
     }
-    if (!fill()) return false;
+    if (!positioned_ && !position()) return false;
+    if (!fill()) return false;  // a chunk's worth of lines after the look-back
     if (buf.size() <= look_back_) {
       done_ = true;
       return false;
@@ -122,6 +129,42 @@ class ReaderImpl : public ChunkReader {
   uint64_t bytes_read() const override { return bytes_; }
 
  private:
+  // First chunk: reads until the first line that starts at or after begin_ is in the buffer;
+  // what precedes it is look-back context.
+  bool position() {
+    ReadBuffer& buf = *buf_;
+    positioned_ = true;
+    while (true) {
+      if (!fill()) return false;
+      if (begin_ <= base_) return true;  // no context before the range
+      size_t pos = static_cast<size_t>(begin_ - 1 - base_);  // the byte before begin
+      if (pos < buf.size()) {
+        const void* nl = memchr(buf.data() + pos, '\n', buf.size() - pos);
+        if (nl != nullptr) {
+          look_back_ = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+          if (end_ > 0 && base_ + look_back_ >= end_) {  // no line starts inside [begin, end)
+            done_ = true;
+            return false;
+          }
+          return true;
+        }
+        if (!src_eof_ && buf.size() - pos > chunk_) {
+          // A line longer than a chunk straddles begin: drop the context, skip the rest of it.
+          base_ += buf.size();
+          buf.clear();
+          look_back_ = 0;
+          skip_first_ = true;
+          continue;
+        }
+      }
+      if (src_eof_) {
+        done_ = true;
+        return false;
+      }
+      look_back_ = buf.size();  // all context so far: read on
+    }
+  }
+
   bool fill() {
     ReadBuffer& buf = *buf_;
     while (!src_eof_ && buf.size() - look_back_ < chunk_) {
@@ -177,6 +220,7 @@ class ReaderImpl : public ChunkReader {
   uint64_t base_;      // absolute offset of buf_[0]
   uint64_t read_pos_;  // absolute offset of the next read
   bool skip_first_;
+  uint64_t begin_;
   uint64_t end_;
   size_t chunk_;
   std::unique_ptr<ReadBuffer> own_;  // when the caller gave no buffer
@@ -186,6 +230,7 @@ class ReaderImpl : public ChunkReader {
   uint64_t bytes_ = 0;
   bool src_eof_ = false;
   bool done_ = false;
+  bool positioned_ = false;
   std::string error_;
 };
 
@@ -239,7 +284,7 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
       return nullptr;
     }
     gzbuffer(f, 256 * 1024);
-    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, 0, 0, chunk_bytes,
+    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, false, 0, 0, chunk_bytes,
                                         buffer);
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -247,12 +292,14 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
     error = fmt::format("{}: {}", path, std::strerror(errno));
     return nullptr;
   }
-  ::posix_fadvise(fd, static_cast<off_t>(begin), 0, POSIX_FADV_SEQUENTIAL);
-  // A range that starts mid-file begins one byte early so a line starting exactly at `begin` is
-  // recognised (the skipped partial line is then just that '\n').
-  uint64_t start = begin > 0 ? begin - 1 : 0;
-  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, begin, end,
-                                      chunk_bytes, buffer);
+  // A range that starts mid-file is read from up to kLookBackBytes earlier: those lines are its
+  // look-back context. Reading starts one byte before the context so that a line starting exactly
+  // there is recognised (the dropped partial line is then just that '\n').
+  uint64_t context = begin > kLookBackBytes ? begin - kLookBackBytes : 0;
+  uint64_t start = context > 0 ? context - 1 : 0;
+  ::posix_fadvise(fd, static_cast<off_t>(start), 0, POSIX_FADV_SEQUENTIAL);
+  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, context > 0,
+                                      begin, end, chunk_bytes, buffer);
 }
 
 }  // namespace attribution::blueprint

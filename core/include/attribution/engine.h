@@ -95,6 +95,20 @@ class Extraction {
   TimeNs window_hi_ = kNoTime;
 };
 
+// A line without a time takes the time of the nearest earlier stamped line of the same source
+// that starts at most this many bytes before it (marked as inferred). Callers that scan a source
+// in pieces pass at least this much preceding text as look-back context, or a TimeCarry, so the
+// times do not depend on where the pieces were cut.
+inline constexpr size_t kTimeLookBackBytes = 128 * 1024;
+
+// The time state of a source between two scans of consecutive pieces of it: the last stamped
+// line seen and how far before the next piece it starts.
+struct TimeCarry {
+  TimeNs t = kNoTime;
+  uint64_t line = 0;            // its line number
+  uint64_t bytes_to_next = 0;   // from its first byte to the first byte of the next piece
+};
+
 // Scans text with the rule set's Vectorscan databases; RE2 runs only on candidate lines.
 // Thread-safety: one Scanner per thread (it owns Vectorscan scratch space).
 class Scanner {
@@ -105,11 +119,12 @@ class Scanner {
   Scanner& operator=(const Scanner&) = delete;
 
   // Scans the lines of buffer[scan_from, size). buffer[0, scan_from) holds preceding lines of the
-  // same source, used only to give a time to lines that have none (look-back of up to 64 lines);
+  // same source, used only to give a time to lines that have none (kTimeLookBackBytes);
   // scan_from must be 0 or follow a '\n'. `first_line` is the 1-based number of the line at
-  // scan_from. A last line without '\n' is scanned. Returns the number of lines scanned.
+  // scan_from. A last line without '\n' is scanned. `carry`, when given, supplies the time from
+  // before the buffer and is updated for the piece that follows it. Returns the lines scanned.
   uint64_t scan(const TextSource& source, std::string_view buffer, size_t scan_from,
-                uint64_t first_line, Extraction& out);
+                uint64_t first_line, Extraction& out, TimeCarry* carry = nullptr);
 
   // Classifies one observation (a log line or a metric sample) into `out`.
   void scan_observation(const Observation& observation, int default_year, Extraction& out);
