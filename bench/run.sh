@@ -110,6 +110,7 @@ bench_bundle() {
   warm "$dir"
   local rg1="" rg2 rg1rss="" rg1cpu="" threads=${THREADS:-1 2}
   AN1=""
+  AN1CPU=""
   if [[ " $threads " == *" 1 "* ]]; then
     measure rg1 rg --no-config -uu -a -c -j1 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
     rg1=$WALL; rg1rss=$RSS; rg1cpu=$CPU
@@ -125,9 +126,12 @@ bench_bundle() {
     root=$(verdict_field "$TMP/out.an$t" root_cause.node)
     if [[ $t == 1 ]]; then ref=$rg1; refc=$rg1cpu; else ref=$rg2; refc=$rg2cpu; fi
     row "$dir" "$bytes" "$files" "$ranks" "analyze-j$t" "$t" "$WALL" "$RSS" "$CPU" "$ref" "$refc" "$vb" "$outcome" "$root"
-    [[ $t == 1 ]] && AN1=$WALL || AN2=$WALL
+    if [[ $t == 1 ]]; then AN1=$WALL; AN1CPU=$CPU; else AN2=$WALL; fi
     AN_RSS=$RSS
   done
+  if [[ -n "$AN1CPU" && -n "$FIXED_CPU" ]]; then
+    echo "  extraction per core: $(awk -v b="$bytes" -v c="$AN1CPU" -v f="$FIXED_CPU" 'BEGIN {printf "%.2f", (c > f ? b / (c - f) / 1e9 : 0)}') GB/s (analyze -j1 CPU $AN1CPU s minus the fixed cost $FIXED_CPU s: rules, bundle, attribution, measured on a 10 MB bundle of the same shape)" | tee -a "$OUT/table.txt"
+  fi
   [[ -n "$rg1" ]] && row "$dir" "$bytes" "$files" "$ranks" "rg-j1" 1 "$rg1" "$rg1rss" "$rg1cpu" "" "" "" "" ""
   row "$dir" "$bytes" "$files" "$ranks" "rg-j2" 2 "$rg2" "$rg2rss" "$rg2cpu" "" "" "" "" ""
   if [[ $with_grep == grep ]] && (( bytes <= GREP_MAX_MB * 1024 * 1024 )); then
@@ -146,6 +150,19 @@ bench_bundle() {
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $NPAT patterns, REPS=$REPS" | tee -a "$OUT/table.txt"
+
+# ---------------------------------------------------------------- fixed cost
+# What a run costs besides reading bytes (rule cache load, bundle parse, attribution, verdict):
+# analyze -j1 on a 10 MB bundle of the same shape. Extraction per core = bytes / (CPU - this).
+AN1CPU=""
+FIXED_CPU=""
+if [[ -n "$SIZES" ]]; then
+  fixed_dir=$(gen 10M "$RANKS" xid79)
+  warm "$fixed_dir"
+  measure fixed "$BIN" analyze -j 1 --rules "$RULES" -o json "$fixed_dir"
+  FIXED_CPU=$CPU
+  echo "# fixed cost (10 MB bundle, analyze -j1): wall $WALL s, cpu $CPU s" | tee -a "$OUT/table.txt"
+fi
 
 # ---------------------------------------------------------------- log size
 for s in $SIZES; do bench_bundle "$(gen "$s" "$RANKS" xid79)"; done

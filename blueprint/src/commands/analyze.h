@@ -26,7 +26,7 @@ struct AnalyzeOptions {
   std::string service_url;      // empty = embedded engine
   std::string token;            // bearer token for the service
   unsigned threads = 0;
-  size_t chunk_bytes = 8u << 20;
+  size_t chunk_bytes = 2u << 20;
 };
 
 struct AnalysisResult {
