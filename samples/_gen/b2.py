@@ -8,7 +8,7 @@ from b1 import CUDA_ASYNC, TRAIN_FRAMES, slurm_out
 def roce12(b):
     nodes = ["rc-n01", "rc-n02", "rc-n03", "rc-n04"]
     S = ts("2026-02-10T15:30:05")
-    tr = Train(1207731, nodes, 4, S, seed=8, net="RoCE", ipbase="10.60", chatty=False)  # chatty init hides the error-12 timing from the analyzer
+    tr = Train(1207731, nodes, 4, S, seed=8, net="RoCE", ipbase="10.60")
     start_job(tr, S)
     F = S + sec(84.3)
     gids = {n: "fe80::ba3f:d2ff:fe%02x:%02x%02x" % (i * 16 + 3, 0x40 + i, 0xa2 + i) for i, n in enumerate(nodes)}
