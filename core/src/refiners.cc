@@ -233,19 +233,29 @@ void ib_error_at_start(const Refiner& r, Analysis& a) {
   }
   if (errors.empty() || a.job_start == kNoTime) return;
   TimeNs first = kNoTime;
+  bool first_inferred = false;
   for (int i : errors) {
     TimeNs t = a.items[i].first();
-    if (t != kNoTime && (first == kNoTime || t < first)) first = t;
+    if (t != kNoTime && (first == kNoTime || t < first)) {
+      first = t;
+      const auto& ev = a.items[i].rec->evidence;
+      first_inferred = !ev.empty() && std::all_of(ev.begin(), ev.end(), [](const EvidenceLine& e) { return e.time_inferred; });
+    }
   }
   if (first == kNoTime || first - a.job_start > 300 * kSecond) return;
   std::set<std::string> nodes;
   for (int i : errors) nodes.insert(a.items[i].key.node);
+  // An inferred time is the last stamp before the unstamped error lines: a lower bound.
+  std::string when = first_inferred
+                         ? fmt::format("early in the job (the error lines carry no time; the last stamp before "
+                                       "them is {} s after job start)",
+                                       (first - a.job_start) / kSecond)
+                         : fmt::format("within {} s of job start", (first - a.job_start) / kSecond);
   SymptomAttrs attrs = attrs_for(
       a, "network.ib_configuration",
-      make_attrs(fmt::format("IB completion error 12 (transport retry counter exceeded) within {} s "
-                             "of job start on {} node(s): fabric configuration (GID index, routing, "
-                             "RoCE settings), not a failing link",
-                             (first - a.job_start) / kSecond, nodes.size()),
+      make_attrs(fmt::format("IB completion error 12 (transport retry counter exceeded) {} on {} node(s): "
+                             "fabric configuration (GID index, routing, RoCE settings), not a failing link",
+                             when, nodes.size()),
                  "network", "network.configuration", 70));
   int s = a.add_synthetic({"network.ib_configuration", "", kNoRank, ""}, attrs, combine(a, errors), false);
   for (int i : errors) a.explain(i, s, r.id);
