@@ -20,17 +20,7 @@ def sigterm_node(tr, node, t, msg="Received Signals.SIGTERM death signal, shutti
 def signal_exception(tr, node, t, sig=15):
     """torchrun re-raises the SignalException after shutting its workers down (torch >= 2.0)."""
     pid = tr.agent_pid[node]
-    L = ["Traceback (most recent call last):",
-         '  File "/usr/local/bin/torchrun", line 8, in <module>',
-         "    sys.exit(main())",
-         '  File "%s/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper' % PY,
-         "    return f(*args, **kwargs)",
-         '  File "%s/torch/distributed/run.py", line 919, in main' % PY,
-         "    run(args)",
-         '  File "%s/torch/distributed/run.py", line 910, in run' % PY,
-         "    elastic_launch(",
-         '  File "%s/torch/distributed/launcher/api.py", line 138, in __call__' % PY,
-         "    return launch_agent(self._config, self._entrypoint, list(args))",
+    L = TORCHRUN_TRACEBACK_HEAD + [
          '  File "%s/torch/distributed/launcher/api.py", line 260, in launch_agent' % PY,
          "    result = agent.run()",
          '  File "%s/torch/distributed/elastic/metrics/api.py", line 137, in wrapper' % PY,

@@ -189,6 +189,22 @@ TORCH_WARNINGS = [
 ]
 
 
+# The first frames of every torchrun traceback (ChildFailedError, SignalException).
+TORCHRUN_TRACEBACK_HEAD = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+    '  File "%s/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper' % PY,
+    "    return f(*args, **kwargs)",
+    '  File "%s/torch/distributed/run.py", line 919, in main' % PY,
+    "    run(args)",
+    '  File "%s/torch/distributed/run.py", line 910, in run' % PY,
+    "    elastic_launch(",
+    '  File "%s/torch/distributed/launcher/api.py", line 138, in __call__' % PY,
+    "    return launch_agent(self._config, self._entrypoint, list(args))",
+]
+
+
 class Train:
     """A torchrun job: one agent per node, `gpn` workers per node."""
 
@@ -429,17 +445,7 @@ class Train:
         l0, ec0, w0 = failures[0]
         self.add(node, t, self.elastic(node, t, "E", "torch/distributed/elastic/multiprocessing/api.py:869",
                                        "failed (exitcode: %d) local_rank: %d (pid: %d) of binary: /usr/bin/python3" % (ec0, l0, self.pid[i * self.gpn + l0])))
-        L += ["Traceback (most recent call last):",
-              '  File "/usr/local/bin/torchrun", line 8, in <module>',
-              "    sys.exit(main())",
-              '  File "%s/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper' % PY,
-              "    return f(*args, **kwargs)",
-              '  File "%s/torch/distributed/run.py", line 919, in main' % PY,
-              "    run(args)",
-              '  File "%s/torch/distributed/run.py", line 910, in run' % PY,
-              "    elastic_launch(",
-              '  File "%s/torch/distributed/launcher/api.py", line 138, in __call__' % PY,
-              "    return launch_agent(self._config, self._entrypoint, list(args))",
+        L += TORCHRUN_TRACEBACK_HEAD + [
               '  File "%s/torch/distributed/launcher/api.py", line 269, in launch_agent' % PY,
               "    raise ChildFailedError(",
               "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
