@@ -268,29 +268,32 @@ uint64_t file_size(const std::string& path) {
 std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t begin, uint64_t end,
                                                size_t chunk_bytes, std::string& error,
                                                ReadBuffer* buffer) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  // One open per file: the gzip magic is read from the same descriptor (thousands of rank files
+  // make every extra open/stat count).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     error = fmt::format("{}: {}", path, std::strerror(errno));
     return nullptr;
   }
-  if (S_ISDIR(st.st_mode)) {
-    error = fmt::format("{}: is a directory", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    error = S_ISDIR(st.st_mode) ? fmt::format("{}: is a directory", path)
+                                : fmt::format("{}: {}", path, std::strerror(errno));
+    ::close(fd);
     return nullptr;
   }
-  if (is_gzip_file(path)) {
-    gzFile f = gzopen(path.c_str(), "rb");
+  unsigned char magic[2] = {0, 0};
+  bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (gzip) {
+    gzFile f = gzdopen(fd, "rb");  // owns fd from here
     if (f == nullptr) {
+      ::close(fd);
       error = fmt::format("{}: cannot open gzip file", path);
       return nullptr;
     }
     gzbuffer(f, 256 * 1024);
     return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, false, 0, 0, chunk_bytes,
                                         buffer);
-  }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = fmt::format("{}: {}", path, std::strerror(errno));
-    return nullptr;
   }
   // A range that starts mid-file is read from up to kLookBackBytes earlier: those lines are its
   // look-back context. Reading starts one byte before the context so that a line starting exactly
