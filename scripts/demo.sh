@@ -12,7 +12,7 @@ export ATTRIBUTION_RULES_DIR="$PWD/rules"
 echo
 OUT="$BUILD/demo-verdicts"
 mkdir -p "$OUT"
-printf '%-36s %-9s %-26s %-12s %-13s %s\n' BUNDLE JOB OUTCOME DOMAIN QUALITY CULPRIT
+printf '%-36s %-26s %-12s %-13s %-17s %s\n' BUNDLE OUTCOME DOMAIN QUALITY CULPRIT JOB
 rm -f "$DB" "$DB-wal" "$DB-shm"
 bundles=()
 for dir in samples/*/; do
@@ -24,7 +24,7 @@ for dir in samples/*/; do
 import json, sys
 v = json.load(open(sys.argv[2]))
 rc = v.get("root_cause") or {}
-print(f"{sys.argv[1]:<36} {v['workload']['id']:<9} {v['outcome']:<26} {v['domain']:<12} {v['quality']['level']:<13} {rc.get('node') or '-'}")
+print(f"{sys.argv[1]:<36} {v['outcome']:<26} {v['domain']:<12} {v['quality']['level']:<13} {rc.get('node') or '-':<17} {v['workload']['id']}")
 PY
 done
 echo
