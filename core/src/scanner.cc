@@ -278,6 +278,10 @@ struct Scanner::Impl {
         // that starts at most kTimeLookBackBytes before this one. Stop at the previous candidate
         // line: its own time, or what its walk found, is the answer from there on (a traceback of
         // many candidate lines is walked once).
+        // Bytes from a stamped line's start to this line's: in the buffer, or through the carry.
+        auto distance = [&](size_t offset, bool through_carry) -> uint64_t {
+          return through_carry ? carry->bytes_to_next + abs_start : abs_start - offset;
+        };
         size_t cursor = abs_start;
         uint64_t back_line = line_no;
         while (cursor > 0) {
@@ -288,7 +292,7 @@ struct Scanner::Impl {
           --back_line;
           if (prev_start == prev_candidate_start) {
             if (prev_candidate_time != kNoTime &&
-                (prev_candidate_time_carried || abs_start - prev_candidate_time_offset <= kTimeLookBackBytes)) {
+                distance(prev_candidate_time_offset, prev_candidate_time_carried) <= kTimeLookBackBytes) {
               time = prev_candidate_time;
               inferred = true;
               stamped_line = prev_candidate_time_line;
@@ -310,15 +314,11 @@ struct Scanner::Impl {
         }
         // Reached the start of the buffer: the carry from the previous piece, if near enough.
         if (time == kNoTime && cursor == 0 && carry != nullptr && carry->t != kNoTime &&
-            carry->bytes_to_next + abs_start <= kTimeLookBackBytes) {
+            distance(0, true) <= kTimeLookBackBytes) {
           time = carry->t;
           inferred = true;
           stamped_line = carry->line;
           carried = true;
-        }
-        if (carried && time != kNoTime && carry != nullptr && carry->bytes_to_next + abs_start > kTimeLookBackBytes) {
-          time = kNoTime;  // a carried time reused by a later candidate that is now too far
-          inferred = false;
         }
       }
       // Remember this line for the next candidate's walk: the time that applies at it, and where

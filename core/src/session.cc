@@ -120,8 +120,9 @@ Outcome decide(Analysis& a) {
   // A scheduler record of success is believed unless a log says a task of the job failed (srun
   // task exit, torchrun ChildFailedError, a FAILED step): then the record is contradicted and the
   // logs decide, at most at probable quality.
+  const bool record_success = is_success(a.context);
   int contradiction = -1;
-  if (is_success(a.context)) {
+  if (record_success) {
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
       const Item& it = a.items[i];
       if (!it.attrs.terminal || it.filtered) continue;
@@ -139,7 +140,7 @@ Outcome decide(Analysis& a) {
         state, a.context.exit_code.empty() ? "0" : a.context.exit_code, c.key.id,
         c.key.node.empty() ? "" : " on " + c.key.node);
   }
-  if (is_success(a.context) && contradiction < 0) {
+  if (record_success && contradiction < 0) {
     o.outcome = "none.succeeded";
     o.domain = "none";
     o.quality = "definitive";
