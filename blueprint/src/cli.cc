@@ -1,5 +1,5 @@
 // The blueprint's command line: the app, the registry runner, and the core commands
-// (analyze, rules lint|test|patterns, version).
+// (analyze, rules lint|test|inventory|patterns, version).
 #include "cli.h"
 
 #include <CLI/CLI.hpp>
@@ -43,6 +43,14 @@ void setup_core_commands(CLI::App& app, int& exit_code) {
   test->add_option("location", location, "Rules directory or file (default: installed rules)");
   test->add_option("-o,--output", output, "text or json")->check(CLI::IsMember({"json", "text"}));
   test->callback([&exit_code] { exit_code = run_rules_test(location, output, std::cout, std::cerr); });
+  static bool verbose = false;
+  auto* inventory = rules->add_subcommand(
+      "inventory", "Check the message inventory (RULES/inventory/*.yaml): each example against the rules");
+  inventory->add_option("location", location, "Rules directory (default: installed rules)");
+  inventory->add_option("-o,--output", output, "text or json")->check(CLI::IsMember({"json", "text"}));
+  inventory->add_flag("-v,--verbose", verbose, "List every entry, with the symptoms its example produces");
+  inventory->callback(
+      [&exit_code] { exit_code = run_rules_inventory(location, output, verbose, std::cout, std::cerr); });
   auto* patterns = rules->add_subcommand("patterns", "Print every extractor pattern (for rg -f / grep -P -f)");
   patterns->add_option("location", location, "Rules directory or file (default: installed rules)");
   patterns->callback([&exit_code] { exit_code = run_rules_patterns(location, std::cout, std::cerr); });

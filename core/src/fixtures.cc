@@ -1,5 +1,11 @@
 // `rules test`: every fixture runs through the real scanner, alone and after unrelated text.
+// `rules inventory`: every inventory example runs through the same path (docs/rules.md).
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
 
 #include "attribution/codec.h"
 #include "rule_set.h"
@@ -128,6 +134,179 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
     }
   }
   return out;
+}
+
+bool InventoryResult::ok() const {
+  if (!errors.empty()) return false;
+  for (const auto& p : producers) {
+    if (p.failures != 0) return false;
+  }
+  return true;
+}
+
+namespace {
+
+constexpr std::string_view kInventoryKinds[] = {"applog", "syslog", "scheduler", "k8s_event", "node_report"};
+
+struct InventoryParser {
+  InventoryResult& result;
+  std::string file;
+
+  void error(const YAML::Mark& m, std::string msg) {
+    result.errors.push_back({file, m.line + 1, m.column + 1, std::move(msg)});
+  }
+  bool keys(const YAML::Node& node, std::initializer_list<std::string_view> allowed, std::string_view what) {
+    if (!node.IsMap()) {
+      error(node.Mark(), fmt::format("{} must be a mapping", what));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& kv : node) {
+      std::string key = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        error(kv.first.Mark(), fmt::format("unknown key '{}' in {} (allowed: {})", key, what, fmt::join(allowed, ", ")));
+        ok = false;
+      }
+    }
+    return ok;
+  }
+  // A required (or optional) non-empty scalar; "" when missing or wrong.
+  std::string scalar(const YAML::Node& node, const char* key, bool required) {
+    YAML::Node v = node[key];
+    if (!v) {
+      if (required) error(node.Mark(), fmt::format("missing required key '{}'", key));
+      return "";
+    }
+    if (!v.IsScalar() || v.Scalar().empty()) {
+      error(v.Mark(), fmt::format("'{}' must be a non-empty string", key));
+      return "";
+    }
+    return v.Scalar();
+  }
+};
+
+}  // namespace
+
+InventoryResult check_inventory(const RuleSet& rules_ref, const std::vector<RuleText>& files) {
+  std::shared_ptr<const RuleSet> rules(std::shared_ptr<const RuleSet>{}, &rules_ref);
+  Scanner scanner(rules);
+  InventoryResult result;
+  for (const auto& f : files) {
+    InventoryParser p{result, f.name};
+    YAML::Node root;
+    try {
+      root = YAML::Load(f.text);
+    } catch (const YAML::Exception& e) {
+      p.error(e.mark, e.msg);
+      continue;
+    }
+    if (!p.keys(root, {"version", "producer", "source", "messages"}, "an inventory file")) continue;
+    YAML::Node version = root["version"];
+    if (!version || !version.IsScalar() || version.Scalar() != "1") {
+      p.error(version ? version.Mark() : root.Mark(), "'version' must be 1");
+    }
+    InventoryReport report;
+    report.file = f.name;
+    report.producer = p.scalar(root, "producer", true);
+    report.source = p.scalar(root, "source", true);
+    YAML::Node messages = root["messages"];
+    if (!messages || !messages.IsSequence()) {
+      p.error(messages ? messages.Mark() : root.Mark(), "'messages' must be a list");
+      continue;
+    }
+    std::set<std::string> ids;
+    for (const auto& m : messages) {
+      size_t entry_errors = result.errors.size();
+      p.keys(m, {"id", "component", "format", "where", "versions", "example", "status", "symptom", "reason", "kind", "note"},
+             "an inventory message");
+      if (!m.IsMap()) continue;
+      InventoryEntryResult r;
+      r.file = f.name;
+      r.line = m.Mark().line + 1;
+      r.id = p.scalar(m, "id", true);
+      if (!r.id.empty() && !ids.insert(r.id).second) p.error(m["id"].Mark(), fmt::format("duplicate id '{}'", r.id));
+      for (const char* k : {"component", "format", "where", "versions"}) p.scalar(m, k, true);
+      std::string example = p.scalar(m, "example", true);
+      r.status = p.scalar(m, "status", true);
+      std::string symptom = p.scalar(m, "symptom", false);
+      std::string reason = p.scalar(m, "reason", false);
+      std::string kind_name = p.scalar(m, "kind", false);
+      p.scalar(m, "note", false);
+      if (!r.status.empty() && r.status != "matched" && r.status != "ignored") {
+        p.error(m["status"].Mark(), "'status' must be matched or ignored");
+      }
+      if (r.status == "matched" && symptom.empty() && !m["symptom"]) {
+        p.error(m.Mark(), "a matched message needs 'symptom'");
+      }
+      if (r.status == "ignored" && reason.empty() && !m["reason"]) p.error(m.Mark(), "an ignored message needs 'reason'");
+      if (r.status == "ignored" && m["symptom"]) p.error(m["symptom"].Mark(), "an ignored message has no 'symptom'");
+      if (example.find('\n') != std::string::npos) p.error(m["example"].Mark(), "'example' must be one line");
+      std::vector<ObservationKind> kinds;
+      if (!kind_name.empty()) {
+        auto k = parse_observation_kind(kind_name);
+        if (!k || *k == ObservationKind::kNodeMetrics) {
+          p.error(m["kind"].Mark(), fmt::format("'kind' must be one of {}", fmt::join(kInventoryKinds, ", ")));
+        } else {
+          kinds.push_back(*k);
+        }
+      } else {
+        for (auto name : kInventoryKinds) kinds.push_back(*parse_observation_kind(name));
+      }
+      if (result.errors.size() != entry_errors) continue;
+
+      // Every symptom the example produces, under each kind, alone and after unrelated text.
+      std::map<std::string, std::string> produced;  // symptom id -> role
+      bool expected_everywhere_alone = false;
+      std::string missing_after_noise;
+      for (auto kind : kinds) {
+        TextSource src;
+        src.name = "inventory";
+        src.kind = kind;
+        src.default_year = 2026;
+        bool alone_hit = false;
+        for (int variant = 0; variant < 2; ++variant) {
+          std::string text = variant == 0 ? example : "INFO step 100 loss 2.31\n" + example + "\n";
+          Extraction ex;
+          scanner.scan(src, text, 0, 1, ex);
+          bool hit = false;
+          for (const auto& kv : ex.symptoms()) {
+            produced[kv.first.id] = rules_ref.attributes(kv.first.id, kv.second.fields).role;
+            if (kv.first.id == symptom) hit = true;
+          }
+          if (variant == 0) alone_hit = hit;
+          else if (alone_hit && !hit) missing_after_noise = std::string(to_string(kind));
+        }
+        if (alone_hit) expected_everywhere_alone = true;
+      }
+      for (const auto& [id, role] : produced) r.produced.push_back(fmt::format("{} ({})", id, role));
+      if (r.status == "matched") {
+        ++report.matched;
+        if (!expected_everywhere_alone) {
+          r.message = produced.empty() ? fmt::format("expected symptom {}, the example produced none", symptom)
+                                       : fmt::format("expected symptom {}, the example produced: {}", symptom,
+                                                     fmt::join(r.produced, ", "));
+        } else if (!missing_after_noise.empty()) {
+          r.message = fmt::format("as {}: symptom {} found alone but not after an unrelated line", missing_after_noise,
+                                  symptom);
+        }
+      } else {
+        ++report.ignored;
+        std::vector<std::string> causes;
+        for (const auto& [id, role] : produced) {
+          if (role == "cause") causes.push_back(id);
+        }
+        if (!causes.empty()) {
+          r.message = fmt::format("ignored, but the example produces cause symptom(s): {}", fmt::join(causes, ", "));
+        }
+      }
+      r.passed = r.message.empty();
+      if (!r.passed) ++report.failures;
+      ++report.messages;
+      report.entries.push_back(std::move(r));
+    }
+    result.producers.push_back(std::move(report));
+  }
+  return result;
 }
 
 }  // namespace attribution

@@ -70,6 +70,69 @@ int run_rules_test(const std::string& location, const std::string& output, std::
   return failed == 0 ? kExitOk : kExitError;
 }
 
+int run_rules_inventory(const std::string& location_in, const std::string& output, bool verbose, std::ostream& out,
+                        std::ostream& err) {
+  std::string location = location_in.empty() ? default_rules_location() : location_in;
+  std::vector<std::string> errors;
+  auto rules = load_rules_from(location, errors);
+  if (!rules) {
+    for (const auto& e : errors) err << "error: " << e << "\n";
+    return kExitError;
+  }
+  std::vector<RuleText> files;
+  std::string error;
+  if (!read_inventory_files(location, files, error)) {
+    err << "error: " << error << "\n";
+    return kExitError;
+  }
+  InventoryResult result = check_inventory(*rules, files);
+  if (output == "json") {
+    nlohmann::json producers = nlohmann::json::array();
+    for (const auto& p : result.producers) {
+      nlohmann::json failures = nlohmann::json::array(), notes = nlohmann::json::array();
+      for (const auto& e : p.entries) {
+        nlohmann::json j = {{"file", e.file}, {"line", e.line}, {"id", e.id}, {"status", e.status},
+                            {"produced", e.produced}};
+        if (!e.passed) {
+          j["message"] = e.message;
+          failures.push_back(j);
+        } else if (e.status == "ignored" && !e.produced.empty()) {
+          notes.push_back(j);
+        }
+      }
+      producers.push_back({{"producer", p.producer}, {"file", p.file}, {"source", p.source}, {"messages", p.messages},
+                           {"matched", p.matched}, {"ignored", p.ignored}, {"failures", failures},
+                           {"ignored_with_symptoms", notes}});
+    }
+    std::vector<std::string> errs;
+    for (const auto& e : result.errors) errs.push_back(e.to_string());
+    out << nlohmann::json{{"ok", result.ok()}, {"errors", errs}, {"producers", producers}}.dump(2) << "\n";
+    return result.ok() ? kExitOk : kExitError;
+  }
+  for (const auto& e : result.errors) err << "error: " << e.to_string() << "\n";
+  size_t messages = 0, matched = 0, ignored = 0, failures = 0;
+  for (const auto& p : result.producers) {
+    out << fmt::format("{} ({}): {} messages, {} matched, {} ignored, {} failures\n", p.producer, p.file, p.messages,
+                       p.matched, p.ignored, p.failures);
+    messages += p.messages, matched += p.matched, ignored += p.ignored, failures += p.failures;
+    for (const auto& e : p.entries) {
+      if (!e.passed) {
+        out << fmt::format("  FAIL {}:{}: {} ({}): {}\n", e.file, e.line, e.id, e.status, e.message);
+      } else if (e.status == "ignored" && !e.produced.empty()) {
+        // Allowed (no cause), but said: a victim/context symptom still reaches the timeline.
+        out << fmt::format("  note {}:{}: {} (ignored) produces {}\n", e.file, e.line, e.id, fmt::join(e.produced, ", "));
+      } else if (verbose) {
+        out << fmt::format("  ok   {}:{}: {} ({}){}{}\n", e.file, e.line, e.id, e.status,
+                           e.produced.empty() ? "" : " -> ", fmt::join(e.produced, ", "));
+      }
+    }
+  }
+  out << fmt::format("total: {} producers, {} messages, {} matched, {} ignored, {} failures{}\n",
+                     result.producers.size(), messages, matched, ignored, failures,
+                     result.errors.empty() ? "" : fmt::format(", {} inventory error(s)", result.errors.size()));
+  return result.ok() ? kExitOk : kExitError;
+}
+
 int run_rules_patterns(const std::string& location, std::ostream& out, std::ostream& err) {
   std::vector<std::string> errors;
   auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);

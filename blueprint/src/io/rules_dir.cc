@@ -32,6 +32,11 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
   if (fs::is_directory(location, ec)) {
     for (auto it = fs::recursive_directory_iterator(location, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
+      // rules/inventory/ holds the message inventory (docs/rules.md), not rules.
+      if (it.depth() == 0 && it->is_directory() && it->path().filename() == kInventoryDirName) {
+        it.disable_recursion_pending();
+        continue;
+      }
       if (it->is_regular_file() && (it->path().extension() == ".yaml" || it->path().extension() == ".yml"))
         files.push_back(it->path());
     }
@@ -62,6 +67,36 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
                            ? (base.filename() / fs::relative(f, location, ec)).string()
                            : f.filename().string();
     out.push_back({name, ss.str()});
+  }
+  return true;
+}
+
+bool read_inventory_files(const std::string& rules_location, std::vector<RuleText>& out, std::string& error) {
+  std::error_code ec;
+  fs::path dir = fs::path(rules_location) / kInventoryDirName;
+  if (!fs::is_directory(dir, ec)) {
+    error = fmt::format("{}: no inventory directory", dir.string());
+    return false;
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto ext = e.path().extension();
+    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(e.path());
+  }
+  if (ec) {
+    error = fmt::format("{}: {}", dir.string(), ec.message());
+    return false;
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) {
+      error = fmt::format("{}: cannot read", f.string());
+      return false;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out.push_back({f.string(), ss.str()});
   }
   return true;
 }

@@ -10,9 +10,16 @@
 namespace attribution::blueprint {
 
 std::string default_rules_location();
-// Reads every *.yaml under `location` (a directory, sorted by name, recursively) or the file itself.
+// The subdirectory of a rules directory that holds the message inventory (not rules).
+inline constexpr const char* kInventoryDirName = "inventory";
+
+// Reads every *.yaml under `location` (a directory, sorted by name, recursively, except its
+// inventory/ subdirectory) or the file itself.
 // Names in RuleText are the paths as given. Returns false with `error` on I/O problems.
 bool read_rule_files(const std::string& location, std::vector<RuleText>& out, std::string& error);
+
+// Reads <rules_location>/inventory/*.yaml (sorted by name); names are the paths.
+bool read_inventory_files(const std::string& rules_location, std::vector<RuleText>& out, std::string& error);
 
 // Where compiled rule databases are cached: $ATTRIBUTION_CACHE_DIR (empty disables), else
 // $XDG_CACHE_HOME/attribution, else ~/.cache/attribution.

@@ -89,4 +89,32 @@ struct FixtureResult {
 };
 std::vector<FixtureResult> run_fixtures(const RuleSet& rules);
 
+// The message inventory (docs/rules.md "Message inventory"): per producer, every message it prints
+// on a failure path, each with a realistic example line and a status. `check_inventory` runs each
+// example through the real extraction path: a `matched` entry must produce its `symptom`; an
+// `ignored` entry must produce no symptom of role cause (victim/context ones are reported).
+// `files` are the inventory YAML files (rules/inventory/*.yaml), read by the caller.
+struct InventoryEntryResult {
+  std::string file;
+  int line = 0;
+  std::string id;
+  std::string status;                  // matched | ignored
+  bool passed = false;
+  std::string message;                 // why it failed (empty when passed)
+  std::vector<std::string> produced;   // "symptom.id (role)" for every symptom the example produced
+};
+struct InventoryReport {
+  std::string file;
+  std::string producer;
+  std::string source;
+  size_t messages = 0, matched = 0, ignored = 0, failures = 0;
+  std::vector<InventoryEntryResult> entries;  // in file order
+};
+struct InventoryResult {
+  std::vector<InventoryReport> producers;     // one per file, in the given order
+  std::vector<LoadMessage> errors;            // YAML/shape errors at file:line:column
+  bool ok() const;                            // no errors and no failed entry
+};
+InventoryResult check_inventory(const RuleSet& rules, const std::vector<RuleText>& files);
+
 }  // namespace attribution
