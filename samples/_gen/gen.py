@@ -9,7 +9,7 @@ import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import *  # noqa
-import b1, b2, b3, b4, b5, b6  # noqa  (each module registers bundles)
+import b1, b2, b3, b4, b5, b6, b7  # noqa  (each module registers bundles)
 from registry import BUNDLES
 
 if __name__ == "__main__":
