@@ -156,6 +156,16 @@ std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<C
   return out;
 }
 
+AnalysisResult analyze_bundle(const Bundle& bundle, const std::shared_ptr<const RuleSet>& rules,
+                              const AnalyzeOptions& options) {
+  AnalysisResult result;
+  Session session(rules, bundle.manifest.context);
+  result.reports = collect_bundle(bundle, session, options, result.bytes, result.lines);
+  for (const auto& r : result.reports) session.add_connector_report(r);
+  result.verdict = session.attribute();
+  return result;
+}
+
 int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err) {
   if (options.output != "json" && options.output != "text") {
     err << "error: --output must be json or text\n";
@@ -169,7 +179,7 @@ int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& 
   }
   Verdict verdict;
   std::vector<ConnectorReport> reports;
-  uint64_t lines = 0, bytes = 0;
+  uint64_t lines = 0;
   if (!options.service_url.empty()) {
     auto observations = bundle_observations(bundle, reports, error);
     for (const auto& r : reports) lines += r.observations;
@@ -189,10 +199,10 @@ int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& 
       for (const auto& e : errors) err << "error: " << e << "\n";
       return kExitError;
     }
-    Session session(rules, bundle.manifest.context);
-    reports = collect_bundle(bundle, session, options, bytes, lines);
-    for (const auto& r : reports) session.add_connector_report(r);
-    verdict = session.attribute();
+    AnalysisResult result = analyze_bundle(bundle, rules, options);
+    verdict = std::move(result.verdict);
+    reports = std::move(result.reports);
+    lines = result.lines;
     out << (options.output == "json" ? verdict.json + "\n" : verdict.summary);
   }
   bool failed = std::any_of(reports.begin(), reports.end(), [](const ConnectorReport& r) { return r.status == "error"; });

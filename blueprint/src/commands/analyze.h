@@ -46,6 +46,11 @@ std::vector<ConnectorReport> collect_bundle(const Bundle& bundle, Session& sessi
 std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<ConnectorReport>& reports,
                                              std::string& error);
 
+// The embedded engine on one read bundle: scan its files into a session, add the connector reports,
+// attribute. What `analyze` (without --service-url) and `eval` run for each bundle.
+AnalysisResult analyze_bundle(const Bundle& bundle, const std::shared_ptr<const RuleSet>& rules,
+                              const AnalyzeOptions& options);
+
 int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace attribution::blueprint
