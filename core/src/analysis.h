@@ -52,6 +52,11 @@ struct Analysis {
 // True when `effect` happened within [cause - before, cause + within]; unknown times match.
 bool within_window(const Item& cause, const Item& effect, int64_t before_ns, int64_t within_ns);
 
+// An Xid the catalogue marks as either the workload's fault or the GPU's (class "app" with a
+// class_detail naming hw or drv: 13 "app (rarely hw)", 31 "app (illegal address) / drv", "app/drv").
+// On its own it never settles which.
+bool app_or_hardware_xid(const Item& it);
+
 void run_declarative_refiner(const Refiner& refiner, Analysis& analysis);
 void run_builtin_refiner(const Refiner& refiner, Analysis& analysis);
 

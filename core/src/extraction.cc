@@ -24,7 +24,84 @@ TimeNs max_time(TimeNs a, TimeNs b) {
   return std::max(a, b);
 }
 
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Keeps the `cap` smallest values of a sorted vector after inserting `v`.
+template <class T, class V>
+void insert_capped(std::vector<T>& sorted, const V& v, size_t cap) {
+  auto pos = std::lower_bound(sorted.begin(), sorted.end(), v);
+  if (pos != sorted.end() && *pos == v) return;
+  if (sorted.size() >= cap && pos == sorted.end()) return;
+  sorted.insert(pos, T(v));
+  if (sorted.size() > cap) sorted.pop_back();
+}
+
+template <class T>
+void merge_capped(std::vector<T>& into, const std::vector<T>& from, size_t cap) {
+  std::vector<T> merged;
+  merged.reserve(std::min(into.size() + from.size(), cap));
+  std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
+  if (merged.size() > cap) merged.resize(cap);
+  into = std::move(merged);
+}
+
+constexpr size_t kUnrecognizedTextBytes = 256;
+
 }  // namespace
+
+void Extraction::add_unrecognized(std::string_view key, std::string_view line, const std::string& source,
+                                  uint64_t line_no) {
+  unrecognized_lines++;
+  auto it = unrecognized_.find(key);
+  if (it == unrecognized_.end()) {
+    it = unrecognized_.emplace(std::string(key), UnrecognizedLine{}).first;
+    UnrecognizedLine& u = it->second;
+    u.count = 1;
+    u.text = detail::clean_evidence_text(line, kUnrecognizedTextBytes);
+    u.source = source;
+    u.line = line_no;
+    u.sources.push_back(source);
+    u.source_hashes.push_back(fnv1a(source));
+    if (unrecognized_.size() > 2 * kMaxUnrecognizedKeys) prune_unrecognized();
+    return;
+  }
+  UnrecognizedLine& u = it->second;
+  u.count++;
+  if (std::tie(source, line_no) < std::tie(u.source, u.line)) {
+    u.text = detail::clean_evidence_text(line, kUnrecognizedTextBytes);
+    u.source = source;
+    u.line = line_no;
+  }
+  if (u.sources.back() != source) {  // the common case: the same source again
+    insert_capped(u.sources, source, kMaxUnrecognizedSourceNames);
+    insert_capped(u.source_hashes, fnv1a(source), kMaxUnrecognizedSourceHashes);
+  }
+}
+
+void Extraction::prune_unrecognized() {
+  if (unrecognized_.size() <= 2 * kMaxUnrecognizedKeys) return;
+  std::vector<std::pair<uint64_t, const std::string*>> order;
+  order.reserve(unrecognized_.size());
+  for (const auto& [k, u] : unrecognized_) order.emplace_back(u.count, &k);
+  // Keep the most frequent, then the smallest key.
+  std::nth_element(order.begin(), order.begin() + kMaxUnrecognizedKeys, order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+  });
+  std::vector<std::string> drop;
+  for (size_t i = kMaxUnrecognizedKeys; i < order.size(); ++i) drop.push_back(*order[i].second);
+  for (const auto& k : drop) {
+    auto it = unrecognized_.find(k);
+    unrecognized_dropped += it->second.count;
+    unrecognized_.erase(it);
+  }
+}
 
 void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
                      EvidenceLine&& evidence) {
@@ -65,6 +142,22 @@ void Extraction::merge(const Extraction& other) {
     if (merged.size() > kMaxEvidencePerSymptom) merged.resize(kMaxEvidencePerSymptom);
     rec.evidence = std::move(merged);
   }
+  for (const auto& [key, src] : other.unrecognized_) {
+    auto [it, inserted] = unrecognized_.try_emplace(key, src);
+    if (inserted) continue;
+    UnrecognizedLine& u = it->second;
+    u.count += src.count;
+    if (std::tie(src.source, src.line) < std::tie(u.source, u.line)) {
+      u.text = src.text;
+      u.source = src.source;
+      u.line = src.line;
+    }
+    merge_capped(u.sources, src.sources, kMaxUnrecognizedSourceNames);
+    merge_capped(u.source_hashes, src.source_hashes, kMaxUnrecognizedSourceHashes);
+  }
+  unrecognized_lines += other.unrecognized_lines;
+  unrecognized_dropped += other.unrecognized_dropped;
+  prune_unrecognized();
   for (const auto& [k, v] : other.coverage_) coverage_[k] += v;
   for (int r : other.ranks_seen_) ranks_seen_.insert(r);
   lines_scanned += other.lines_scanned;
@@ -79,6 +172,7 @@ void Extraction::offset_lines(uint64_t delta) {
   for (auto& [key, rec] : symptoms_) {
     for (auto& e : rec.evidence) e.line += delta;
   }
+  for (auto& [key, u] : unrecognized_) u.line += delta;
 }
 
 void Extraction::note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,

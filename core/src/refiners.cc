@@ -79,7 +79,71 @@ SymptomAttrs make_attrs(std::string label, std::string domain, std::string outco
   return s;
 }
 
+// How deep a cause sits: 1 the workload's own code, 2 driver or software state, 3 hardware or
+// firmware (GPU, host, PCIe). A consequence is explained only by a cause at least as deep: an
+// application fault never explains a later hardware fault.
+int depth(const Item& it) {
+  if (it.attrs.domain == "application") return 1;
+  const std::string& o = it.attrs.outcome;
+  if (o == "gpu.driver") return 2;
+  if (starts_with(o, "gpu.") || starts_with(o, "node.")) return 3;
+  return 2;
+}
+
+bool may_explain(const Item& cause, const Item& effect) {
+  if (effect.attrs.role != "cause") return true;
+  return depth(effect) < 3 || depth(cause) >= depth(effect);
+}
+
+// Distinct process ids named by the kept evidence lines of an Xid ("pid=1234").
+std::set<std::string> xid_pids(const Item& it) {
+  std::set<std::string> pids;
+  for (const auto& e : it.rec->evidence) {
+    auto p = e.text.find("pid=");
+    if (p == std::string::npos) continue;
+    size_t q = p + 4;
+    size_t end = q;
+    while (end < e.text.size() && e.text[end] >= '0' && e.text[end] <= '9') ++end;
+    if (end > q) pids.insert(e.text.substr(q, end - q));
+  }
+  const std::string& first = it.field("pid");
+  if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos) pids.insert(first);
+  return pids;
+}
+
+// Xid 45 says "caused by previous Xid N": the earlier Xid is a cause even when its own line was
+// not collected (ring buffer rotated, journal cut). Adds it as an implied item on that GPU.
+void implied_xids(const Refiner& r, Analysis& a) {
+  size_t n = a.items.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (a.items[i].filtered || a.items[i].key.id != "gpu.xid.45") continue;
+    std::string prev = a.items[i].field("prev_xid");
+    if (prev.empty() || prev == "45") continue;
+    std::string id = "gpu.xid." + prev;
+    int found = -1;
+    for (size_t j = 0; j < a.items.size(); ++j) {
+      const Item& o = a.items[j];
+      if (o.key.id == id && o.key.node == a.items[i].key.node && o.key.gpu == a.items[i].key.gpu) found = static_cast<int>(j);
+    }
+    if (found < 0) {
+      std::map<std::string, std::string> f = {{"_catalog", "xid"}, {"_catalog_key", prev}, {"xid", prev}};
+      SymptomAttrs attrs = a.rules.attributes(id, f);
+      if (!attrs.resolved) continue;
+      SymptomRecord rec = combine(a, {static_cast<int>(i)});
+      rec.fields["xid"] = prev;
+      rec.fields["implied_by"] = "gpu.xid.45";
+      for (const auto& [k, v] : attrs.extra) rec.fields[k] = v;
+      attrs.label = fmt::format("{} — implied: the driver's Xid 45 says it followed Xid {}, whose own line was not collected",
+                                render_label(attrs.label, rec.fields), prev);
+      if (attrs.role != "cause") continue;
+      found = a.add_synthetic({id, a.items[i].key.node, kNoRank, a.items[i].key.gpu}, attrs, std::move(rec), true);
+    }
+    a.explain(static_cast<int>(i), found, r.id);
+  }
+}
+
 void xid_followups(const Refiner& r, Analysis& a) {
+  implied_xids(r, a);
   std::map<std::pair<std::string, std::string>, std::vector<int>> per_gpu;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
@@ -101,7 +165,19 @@ void xid_followups(const Refiner& r, Analysis& a) {
     if (primary < 0) continue;
     for (int i : idx) {
       if (i == primary || !a.items[i].active()) continue;
+      if (!may_explain(a.items[primary], a.items[i])) continue;
       if (within_window(a.items[primary], a.items[i], 5 * kSecond, 600 * kSecond)) a.explain(i, primary, r.id);
+    }
+    // An application-class Xid first, then a hardware one on the same GPU: the hardware Xid is the
+    // root and the earlier fault its symptom.
+    if (depth(a.items[primary]) == 1) {
+      for (int i : idx) {
+        if (i == primary || !a.items[i].active() || a.items[i].attrs.role != "cause" || depth(a.items[i]) < 3) continue;
+        if (within_window(a.items[i], a.items[primary], 600 * kSecond, 5 * kSecond)) {
+          a.explain(primary, i, r.id);
+          break;
+        }
+      }
     }
   }
 }
@@ -309,6 +385,12 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   std::set<int> universe;
   for (const auto& [rank, node] : a.context.ranks) universe.insert(rank);
   for (int rank : a.extraction.ranks_seen()) universe.insert(rank);
+  // Without a rank map the world is at least ranks 0..highest seen: a rank below the highest that
+  // never timed out never arrived. (Only a missing highest rank goes unseen.)
+  const bool inferred_universe = a.context.ranks.empty();
+  if (inferred_universe && !universe.empty()) {
+    for (int k = 0; k < *universe.rbegin() && k < 1000000; ++k) universe.insert(k);
+  }
   std::set<int> reached;
   for (const auto& [rank, seq] : max_seq) {
     if (seq == top) reached.insert(rank);
@@ -318,6 +400,23 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
     for (int rank : universe) {
       if (!reached.count(rank)) suspects.push_back(rank);
     }
+  }
+  // Inferred absence is believed only when most ranks are accounted for (one rank's log with a
+  // timeout says nothing about the others).
+  if (inferred_universe && !suspects.empty() && (suspects.size() > 2 || reached.size() < 2 * suspects.size()))
+    suspects.clear();
+  // Ranks that log their own progress (steps, checkpoint saving, evaluation) and no timeout were
+  // busy elsewhere while the others waited.
+  std::set<int> progressing;
+  for (const Item& it : a.items) {
+    if (it.filtered || it.key.id != "app.progress" || it.key.rank == kNoRank) continue;
+    if (!max_seq.count(it.key.rank) && !last_completed.count(it.key.rank)) progressing.insert(it.key.rank);
+  }
+  if (!progressing.empty() && progressing.size() <= 2 && !max_seq.empty()) {
+    std::vector<int> both;
+    for (int k : suspects)
+      if (progressing.count(k)) both.push_back(k);
+    suspects = both.empty() ? std::vector<int>(progressing.begin(), progressing.end()) : both;
   }
   if (suspects.empty() && last_completed.size() >= 2) {
     int64_t low = std::numeric_limits<int64_t>::max();
@@ -380,6 +479,239 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   }
 }
 
+// The same GPU raising an app-or-hardware Xid (13, 31 ...) in different processes or on different
+// days, while the node's other GPUs do not, points at the GPU rather than at one program.
+void repeat_gpu_fault(const Refiner& r, Analysis& a) {
+  std::map<std::pair<std::string, std::string>, std::vector<int>> per_gpu;  // (node, gpu)
+  std::map<std::string, std::set<std::string>> gpus_per_node;
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (!it.active() || it.attrs.role != "cause" || !app_or_hardware_xid(it) || it.key.gpu.empty()) continue;
+    per_gpu[{it.key.node, it.key.gpu}].push_back(i);
+    gpus_per_node[it.key.node].insert(it.key.gpu);
+  }
+  for (const auto& [where, idx] : per_gpu) {
+    if (gpus_per_node[where.first].size() > 1) continue;  // several GPUs of the node fault: software
+    std::set<std::string> pids;
+    TimeNs lo = kNoTime, hi = kNoTime;
+    std::vector<int> all = idx;
+    for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {  // the GPU's faults before this job
+      const Item& h = a.items[i];
+      if (h.key.node == where.first && h.key.gpu == where.second && h.key.id.compare(0, 16, "history.gpu.xid.") == 0 &&
+          h.attrs.extra.count("class") && h.attrs.extra.at("class") == "app")
+        all.push_back(i);
+    }
+    for (int i : all) {
+      for (const auto& p : xid_pids(a.items[i])) pids.insert(p);
+      const SymptomRecord& rec = *a.items[i].rec;
+      if (rec.first_seen != kNoTime) lo = lo == kNoTime ? rec.first_seen : std::min(lo, rec.first_seen);
+      if (rec.last_seen != kNoTime) hi = hi == kNoTime ? rec.last_seen : std::max(hi, rec.last_seen);
+    }
+    bool days = lo != kNoTime && hi != kNoTime && hi - lo >= 86400 * kSecond;
+    if (pids.size() < 2 && !days) continue;
+    std::string why = pids.size() >= 2 ? fmt::format("in {} different processes", pids.size())
+                                       : fmt::format("on {} different days", (hi - lo) / (86400 * kSecond) + 1);
+    SymptomAttrs attrs = attrs_for(
+        a, "gpu.repeat_fault",
+        make_attrs(fmt::format("GPU {} of {} faulted {} (Xid {}) while the node's other GPUs did not: the GPU, "
+                               "not one program",
+                               where.second, where.first.empty() ? "the node" : where.first, why,
+                               a.items[idx.front()].field("xid")),
+                   "gpu", "gpu.hardware", 60));
+    attrs.indirect = true;
+    SymptomRecord rec = combine(a, all);
+    rec.fields["xid"] = a.items[idx.front()].field("xid");
+    rec.fields["processes"] = std::to_string(pids.size());
+    int s = a.add_synthetic({"gpu.repeat_fault", where.first, kNoRank, where.second}, attrs, std::move(rec), true);
+    for (int i : idx) a.explain(i, s, r.id);
+  }
+}
+
+// Parses a Slurm task list ("0-5,7,9-11") into ranks; empty on anything else.
+std::set<int> parse_task_list(const std::string& list) {
+  std::set<int> out;
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t comma = list.find(',', i);
+    std::string part = list.substr(i, comma == std::string::npos ? std::string::npos : comma - i);
+    auto dash = part.find('-');
+    int64_t lo = to_int(dash == std::string::npos ? part : part.substr(0, dash));
+    int64_t hi = dash == std::string::npos ? lo : to_int(part.substr(dash + 1));
+    if (lo < 0 || hi < lo || hi - lo > 1000000) return {};
+    for (int64_t k = lo; k <= hi; ++k) out.insert(static_cast<int>(k));
+    if (comma == std::string::npos) break;
+    i = comma + 1;
+  }
+  return out;
+}
+
+// The task lists of srun's "host: tasks A-B,C: Terminated" lines, per host, from the kept fields
+// and evidence lines.
+std::map<std::string, std::set<int>> terminated_tasks(const Analysis& a) {
+  std::map<std::string, std::set<int>> per_host;
+  for (const Item& it : a.items) {
+    if (it.key.id != "slurm.task.terminated") continue;
+    auto add = [&](const std::string& list) {
+      for (int t : parse_task_list(list)) per_host[it.key.node].insert(t);
+    };
+    add(it.field("tasks"));
+    for (const auto& e : it.rec->evidence) {
+      auto p = e.text.find(": task");
+      if (p == std::string::npos) continue;
+      p = e.text.find(' ', p + 2);
+      if (p == std::string::npos) continue;
+      auto q = e.text.find(':', p);
+      if (q == std::string::npos) continue;
+      add(e.text.substr(p + 1, q - p - 1));
+    }
+  }
+  return per_host;
+}
+
+// Slurm step teardown. "CANCELLED AT ... DUE TO TASK FAILURE" means a task of the step failed:
+// when no log shows which or why, the failing task is the one srun did not list as Terminated.
+// A plain "CANCELLED AT ..." with no failure before it is a cancellation by the scheduler or a
+// user.
+void slurm_teardown(const Refiner& r, Analysis& a) {
+  int task_failure = -1, plain = -1;
+  bool other_cause = false;    // a cause of the task's failure is in the logs
+  bool other_failure = false;  // a failure (cause or failed task) is in the logs
+  TimeNs first_failure = kNoTime;
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (it.filtered) continue;
+    if (it.key.id == "slurm.cancelled.task_failure") {
+      if (task_failure < 0) task_failure = i;
+      continue;
+    }
+    if (it.key.id == "slurm.cancelled.plain") {
+      if (plain < 0 || sort_time(it.first()) < sort_time(a.items[plain].first())) plain = i;
+      continue;
+    }
+    bool failure = (it.attrs.role == "cause" && it.attrs.domain != "scheduler" && !it.synthetic) ||
+                   (it.attrs.terminal && it.attrs.domain != "scheduler" && !starts_with(it.key.id, "slurm.state."));
+    if (it.attrs.role == "cause" && it.attrs.domain != "scheduler" && !it.synthetic) other_cause = true;
+    // Collectives timing out: the task died of the hang (watchdog abort), which is the story.
+    if (it.active() && (it.key.id == "nccl.watchdog_timeout" || it.key.id == "nccl.watchdog_progress")) other_cause = true;
+    if (failure) {
+      other_failure = true;
+      if (it.first() != kNoTime && (first_failure == kNoTime || it.first() < first_failure)) first_failure = it.first();
+    }
+  }
+  if (task_failure >= 0 && !other_cause) {
+    std::set<int> failed_set;
+    std::string node;
+    // srun names the failed task itself ("host: task 6: Exited with exit code 1"); else the
+    // failing task is the one missing from its "tasks A-B,C: Terminated" lists.
+    for (const Item& it : a.items) {
+      if (it.filtered || it.key.id != "slurm.task.exit_code") continue;
+      for (int t : parse_task_list(it.field("tasks"))) failed_set.insert(t);
+      if (node.empty()) node = it.key.node;
+    }
+    if (failed_set.empty()) {
+      auto per_host = terminated_tasks(a);
+      std::set<int> terminated;
+      int top = -1;
+      for (const auto& [host, tasks] : per_host) {
+        terminated.insert(tasks.begin(), tasks.end());
+        if (!tasks.empty()) top = std::max(top, *tasks.rbegin());
+      }
+      std::set<int> universe;
+      for (const auto& [rank, n] : a.context.ranks) universe.insert(rank);
+      for (int k = 0; k <= top; ++k) universe.insert(k);
+      for (int k : universe)
+        if (!terminated.count(k)) failed_set.insert(k);
+      if (terminated.empty() || failed_set.size() > 2) failed_set.clear();
+      for (const auto& [host, tasks] : per_host) {
+        if (failed_set.empty() || !node.empty() || tasks.empty()) continue;
+        int k = *failed_set.begin();
+        if (*tasks.begin() < k && k < *tasks.rbegin()) node = host;
+      }
+    }
+    std::vector<int> failed(failed_set.begin(), failed_set.end());
+    int rank = failed.empty() ? kNoRank : failed.front();
+    if (rank != kNoRank && node.empty()) {
+      auto it = a.context.ranks.find(rank);
+      if (it != a.context.ranks.end()) node = it->second;
+    }
+    std::string who = failed.empty() ? "a task"
+                                     : fmt::format("task {}", fmt::join(failed, ","));
+    SymptomAttrs attrs = attrs_for(
+        a, "slurm.task_failed",
+        make_attrs(fmt::format("Slurm tore the step down DUE TO TASK FAILURE: {} of the job failed and the "
+                               "collected logs do not say why",
+                               who),
+                   "application", "application.exception", 35));
+    attrs.indirect = true;
+    attrs.terminal = true;
+    SymptomRecord rec = combine(a, {task_failure});
+    if (!failed.empty()) rec.fields["tasks"] = fmt::format("{}", fmt::join(failed, ","));
+    int s = a.add_synthetic({"slurm.task_failed", node, rank, ""}, attrs, std::move(rec), true);
+    a.explain(task_failure, s, r.id);
+  }
+  if (plain >= 0 && task_failure < 0 &&
+      (!other_failure || (first_failure != kNoTime && a.items[plain].first() != kNoTime &&
+                          a.items[plain].first() < first_failure))) {
+    SymptomAttrs attrs = attrs_for(
+        a, "slurm.step_cancelled",
+        make_attrs("Slurm cancelled the step with no reason and no failure before it: a cancellation by the "
+                   "scheduler, an administrator or the user",
+                   "scheduler", "scheduler.cancelled", 25));
+    attrs.indirect = true;
+    int s = a.add_synthetic({"slurm.step_cancelled", "", kNoRank, ""}, attrs, combine(a, {plain}), true);
+    a.explain(plain, s, r.id);
+  }
+}
+
+// Every recognised symptom is a consequence, but the ones that point anywhere all point to one
+// domain (IB completion errors on several ranks, no crash, no times): name that domain as the
+// probable cause, instead of nothing.
+void victim_domain(const Refiner& r, Analysis& a) {
+  for (const Item& it : a.items) {
+    if (it.active() && it.attrs.role == "cause") return;
+  }
+  static const std::set<std::string> kPointing = {"gpu", "network", "node", "storage"};
+  std::vector<int> pointing;
+  std::map<std::string, uint64_t> outcomes;
+  std::set<std::string> domains, ids;
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (!it.active() || it.attrs.role != "victim" || !kPointing.count(it.attrs.domain)) continue;
+    if (!starts_with(it.attrs.outcome, it.attrs.domain + ".")) continue;
+    pointing.push_back(i);
+    domains.insert(it.attrs.domain);
+    outcomes[it.attrs.outcome] += it.rec->count;
+    ids.insert(it.key.id);
+  }
+  if (pointing.empty() || domains.size() != 1) return;
+  std::string outcome;
+  uint64_t best = 0;
+  for (const auto& [o, n] : outcomes) {
+    if (n > best) {
+      best = n;
+      outcome = o;
+    }
+  }
+  std::set<std::string> nodes;
+  for (int i : pointing) nodes.insert(a.items[i].key.node);
+  const std::string& domain = *domains.begin();
+  SymptomAttrs attrs = attrs_for(
+      a, "inferred.victim_domain",
+      make_attrs(fmt::format("every recognised symptom is a consequence, and all that point anywhere point to the "
+                             "{}: {} ({} report(s) on {} node(s)); no crash or failing peer was found. "
+                             "Alternatives: a failure on a node or process whose logs were not collected",
+                             domain, fmt::join(ids, ", "), [&] {
+                               uint64_t n = 0;
+                               for (int i : pointing) n += a.items[i].rec->count;
+                               return n;
+                             }(),
+                             nodes.size()),
+                 domain, outcome, 25));
+  attrs.indirect = true;
+  int s = a.add_synthetic({"inferred.victim_domain", "", kNoRank, ""}, attrs, combine(a, pointing), true);
+  for (int i : pointing) a.explain(i, s, r.id);
+}
+
 void scheduler_state(const Refiner& /*r*/, Analysis& a) {
   std::string native = a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state;
   std::string state = normalize_terminal_state(native);
@@ -426,6 +758,14 @@ void scheduler_state(const Refiner& /*r*/, Analysis& a) {
 
 }  // namespace
 
+bool app_or_hardware_xid(const Item& it) {
+  if (it.key.id.compare(0, 8, "gpu.xid.") != 0) return false;
+  auto cls = it.attrs.extra.find("class");
+  auto detail = it.attrs.extra.find("class_detail");
+  if (cls == it.attrs.extra.end() || cls->second != "app" || detail == it.attrs.extra.end()) return false;
+  return detail->second.find("hw") != std::string::npos || detail->second.find("drv") != std::string::npos;
+}
+
 int Analysis::add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord record, bool indirect) {
   synthetic_records.push_back(std::move(record));
   Item item;
@@ -466,6 +806,7 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
       Item& effect = a.items[e];
       if (e == c || !effect.active() || !matches_any(r.explains, effect.key.id)) continue;
       if (effect.attrs.role == "cause" && effect.attrs.priority > cause.attrs.priority) continue;
+      if (!may_explain(cause, effect)) continue;
       if (r.scope == "same_node" && (effect.key.node.empty() || effect.key.node != cause.key.node)) continue;
       if (r.scope == "same_gpu" && (effect.key.node != cause.key.node || effect.key.gpu != cause.key.gpu)) continue;
       if (r.scope == "same_rank" && (effect.key.rank == kNoRank || effect.key.rank != cause.key.rank)) continue;
@@ -483,6 +824,9 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "late_cuda_oom") late_cuda_oom(r, a);
   else if (r.builtin == "seqnum_straggler") seqnum_straggler(r, a);
   else if (r.builtin == "scheduler_state") scheduler_state(r, a);
+  else if (r.builtin == "repeat_gpu_fault") repeat_gpu_fault(r, a);
+  else if (r.builtin == "slurm_teardown") slurm_teardown(r, a);
+  else if (r.builtin == "victim_domain") victim_domain(r, a);
 }
 
 std::string render_label(const std::string& label, const std::map<std::string, std::string>& fields) {

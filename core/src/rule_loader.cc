@@ -61,7 +61,8 @@ const std::set<std::string> kDomains = {"gpu",     "network",     "node",    "st
 const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_xid",
                                          "peer_convergence",  "ib_error_at_start",
                                          "late_cuda_oom",     "seqnum_straggler",
-                                         "scheduler_state"};
+                                         "scheduler_state",   "repeat_gpu_fault",
+                                         "slurm_teardown",    "victim_domain"};
 
 class Loader {
  public:
@@ -658,7 +659,9 @@ std::vector<uint32_t> members_of(const RuleSet& rs, int kind) {
 void compile_databases(RuleSet& rs, LoadResult& result) {
   for (int kind = 0; kind < kObservationKindCount; ++kind) {
     std::vector<uint32_t> members = members_of(rs, kind);
-    if (members.empty()) continue;
+    // Every text kind also gets the error words (rule_set.h), after its extractors.
+    bool words = kind != static_cast<int>(ObservationKind::kNodeMetrics);
+    if (members.empty() && !words) continue;
     auto db = std::make_unique<KindDatabase>();
     for (int attempt = 0; attempt < 256 && db->db == nullptr; ++attempt) {
       std::vector<const char*> exprs;
@@ -672,6 +675,11 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
         if (x.prefilter) f |= HS_FLAG_PREFILTER;
         flags.push_back(f);
         ids.push_back(j);
+      }
+      for (uint32_t w = 0; words && w < kErrorWordCount; ++w) {
+        exprs.push_back(kErrorWords[w].literal);
+        flags.push_back(HS_FLAG_CASELESS);
+        ids.push_back(static_cast<uint32_t>(members.size()) + w);
       }
       hs_compile_error_t* err = nullptr;
       hs_database_t* out = nullptr;
@@ -702,9 +710,9 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
   }
 }
 
-// Cache layout: "attribution-hs/1\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
+// Cache layout: "attribution-hs/2\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
 // "<kind> <size>\n<bytes>".
-constexpr std::string_view kCacheMagic = "attribution-hs/1";
+constexpr std::string_view kCacheMagic = "attribution-hs/2";  // 2: databases hold the error words
 
 bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
   auto take_line = [&](std::string_view& in, std::string_view& line) {

@@ -129,9 +129,29 @@ struct Refiner {
   int64_t before_ns = 5LL * 1000000000LL;
 };
 
+// Error-like words. Compiled (case-insensitive literals) into every text kind's database after
+// that kind's extractors, with Vectorscan ids from extractors.size() on; a line they hit that no
+// extractor confirms is an unrecognized line (Extraction::add_unrecognized). A hit counts when the
+// word starts a word (after a non-letter, or a camelCase boundary as in "RuntimeError") and, for
+// `whole`, also ends one.
+struct ErrorWord {
+  const char* literal;
+  bool whole;
+};
+inline constexpr ErrorWord kErrorWords[] = {
+    {"error", false},     {"fail", false},        {"fatal", false},          {"exception", false},
+    {"traceback", false}, {"abort", false},       {"panic", false},          {"timeout", false},
+    {"timed out", false}, {"killed", false},      {"segfault", false},       {"segmentation fault", false},
+    {"core dumped", false}, {"sigkill", false},   {"sigsegv", false},        {"sigabrt", false},
+    {"sigbus", false},    {"nccl warn", false},   {"out of memory", false},  {"oom", true},
+    {"denied", false},    {"refused", false},     {"unreachable", false},    {"no space left", false},
+    {"not responding", false}, {"critical", false}, {"crash", false},
+};
+inline constexpr size_t kErrorWordCount = sizeof(kErrorWords) / sizeof(kErrorWords[0]);
+
 struct KindDatabase {
   hs_database_t* db = nullptr;
-  std::vector<uint32_t> extractors;  // Vectorscan id → extractor index
+  std::vector<uint32_t> extractors;  // Vectorscan id → extractor index; ids beyond: kErrorWords
   ~KindDatabase() {
     if (db != nullptr) hs_free_database(db);
   }

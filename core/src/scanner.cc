@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <cstring>
 
 #include "attribution/engine.h"
@@ -14,6 +16,156 @@
 
 namespace attribution {
 namespace {
+
+// A candidate made by an error word (kErrorWords), not by an extractor: sorts after every extractor
+// of its line.
+constexpr uint32_t kErrorWordCandidate = UINT32_MAX;
+
+constexpr size_t literal_length(const char* s) {
+  size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
+
+bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+bool is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(unsigned char c) { return is_lower(c) || is_upper(c) || is_digit(c); }
+bool is_hex(unsigned char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// True when error word `w` ending at data[end) starts a word: after a non-letter, or at a camelCase
+// boundary ("RuntimeError", "cudaErrorLaunchFailure"); not inside one ("terror", "XERROR"). Whole
+// words must also not run on into lower-case letters ("oom" in "room" or "oomph" is no hit, in
+// "OOMKilled" it is).
+bool error_word_hit(const char* data, size_t len, size_t end, uint32_t word) {
+  static const auto lengths = [] {
+    std::array<size_t, kErrorWordCount> out{};
+    for (size_t i = 0; i < kErrorWordCount; ++i) out[i] = literal_length(kErrorWords[i].literal);
+    return out;
+  }();
+  size_t n = lengths[word];
+  if (end < n) return false;
+  size_t start = end - n;
+  if (start > 0) {
+    unsigned char prev = static_cast<unsigned char>(data[start - 1]);
+    if (is_upper(prev)) return false;
+    if (is_lower(prev) && !is_upper(static_cast<unsigned char>(data[start]))) return false;
+  }
+  if (kErrorWords[word].whole && end < len && is_lower(static_cast<unsigned char>(data[end]))) return false;
+  return true;
+}
+
+bool is_month_or_day(std::string_view t) {
+  static const char* kNames[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                 "nov", "dec", "mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+  if (t.size() != 3) return false;
+  for (const char* n : kNames) {
+    bool eq = true;
+    for (size_t i = 0; i < 3 && eq; ++i) eq = (t[i] | 0x20) == n[i];
+    if (eq) return true;
+  }
+  return false;
+}
+
+// A leading token that is part of a line prefix: a time or number ("2024-05-01T10:00:00.1Z",
+// "19:02:39", "12:", "+0000"), a glog head ("E0612"), a month or day name, or punctuation ("-").
+bool is_prefix_token(std::string_view t) {
+  while (!t.empty() && (t.back() == ':' || t.back() == ',')) t.remove_suffix(1);
+  if (t.empty()) return true;
+  bool digit = false, other_letter = false;
+  for (unsigned char c : t) {
+    if (is_digit(c)) digit = true;
+    else if ((is_upper(c) || is_lower(c)) && c != 'T' && c != 'Z') other_letter = true;
+  }
+  if (!digit && !other_letter) {
+    return std::none_of(t.begin(), t.end(), [](unsigned char c) { return is_alnum(c) || c >= 0x80; });
+  }
+  if (digit && !other_letter) return true;
+  if (t.size() >= 5 && (t[0] == 'I' || t[0] == 'W' || t[0] == 'E' || t[0] == 'F' || t[0] == 'D') &&
+      std::all_of(t.begin() + 1, t.end(), [](unsigned char c) { return is_digit(c); }))
+    return true;
+  return is_month_or_day(t);
+}
+
+constexpr size_t kUnrecognizedKeyBytes = 200;
+
+// The aggregation key of an unrecognized line: without its time/host/launcher prefix, digit runs
+// and hex words masked to '#', whitespace collapsed.
+void unrecognized_key(std::string_view line, const detail::LinePrefix& prefix, std::string& key) {
+  key.clear();
+  size_t from = 0;
+  if (!prefix.host.empty() && prefix.host.data() >= line.data() &&
+      prefix.host.data() + prefix.host.size() <= line.data() + line.size()) {
+    from = static_cast<size_t>(prefix.host.data() + prefix.host.size() - line.data());
+  }
+  std::string text = detail::clean_evidence_text(line.substr(from), 600);
+  std::string_view t = text;
+  size_t p = 0;
+  while (p < t.size()) {
+    char c = t[p];
+    if (c == ' ' || c == ':' || c == '|' || c == ',') {
+      ++p;
+      continue;
+    }
+    if (c == '[' || c == '<' || c == '(') {
+      char close = c == '[' ? ']' : c == '<' ? '>' : ')';
+      size_t q = t.find(close, p + 1);
+      if (q == std::string_view::npos || q - p > 96) break;
+      p = q + 1;
+      continue;
+    }
+    size_t e = t.find(' ', p);
+    if (e == std::string_view::npos) e = t.size();
+    if (!is_prefix_token(t.substr(p, e - p))) break;
+    p = e;
+  }
+  if (p >= t.size()) p = 0;  // nothing but a prefix: keep it all
+  t.remove_prefix(p);
+  size_t i = 0;
+  while (i < t.size() && key.size() < kUnrecognizedKeyBytes) {
+    unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c == ' ') {
+      if (!key.empty() && key.back() != ' ') key += ' ';
+      ++i;
+      continue;
+    }
+    if (!is_alnum(c)) {
+      key += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t e = i;
+    bool all_hex = true, digit = false;
+    while (e < t.size() && is_alnum(static_cast<unsigned char>(t[e]))) {
+      all_hex = all_hex && is_hex(static_cast<unsigned char>(t[e]));
+      digit = digit || is_digit(static_cast<unsigned char>(t[e]));
+      ++e;
+    }
+    std::string_view word = t.substr(i, e - i);
+    bool hex_literal = word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') &&
+                       std::all_of(word.begin() + 2, word.end(), [](unsigned char x) { return is_hex(x); });
+    if (hex_literal) {
+      key += "0x#";
+    } else if (all_hex && digit) {
+      key += '#';
+    } else {
+      for (size_t k = 0; k < word.size(); ++k) {
+        if (!is_digit(static_cast<unsigned char>(word[k]))) {
+          key += word[k];
+        } else if (k == 0 || !is_digit(static_cast<unsigned char>(word[k - 1]))) {
+          key += '#';
+        }
+      }
+    }
+    i = e;
+  }
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  if (key.size() > kUnrecognizedKeyBytes) {
+    size_t cut = kUnrecognizedKeyBytes;
+    while (cut > 0 && (static_cast<unsigned char>(key[cut]) & 0xC0) == 0x80) --cut;
+    key.resize(cut);
+  }
+}
 
 struct Candidate {
   size_t line_start;
@@ -34,7 +186,14 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
              unsigned int /*flags*/, void* ctx_ptr) {
   auto* ctx = static_cast<MatchContext*>(ctx_ptr);
   if (to == 0) return 0;
-  uint32_t extractor = ctx->db->extractors[id];
+  uint32_t extractor;
+  if (id < ctx->db->extractors.size()) {
+    extractor = ctx->db->extractors[id];
+  } else {
+    uint32_t word = id - static_cast<uint32_t>(ctx->db->extractors.size());
+    if (word >= kErrorWordCount || !error_word_hit(ctx->data, ctx->len, static_cast<size_t>(to), word)) return 0;
+    extractor = kErrorWordCandidate;
+  }
   size_t pos = static_cast<size_t>(to) - 1;
   if (ctx->data[pos] == '\n' && pos > 0) --pos;  // a match that swallowed the newline
   if (!(pos >= ctx->cur_start && pos < ctx->cur_end)) {
@@ -68,6 +227,7 @@ struct Scanner::Impl {
   std::vector<Candidate> candidates;
   std::vector<re2::StringPiece> groups;
   std::vector<const re2::RE2::Arg*> arg_ptrs;
+  std::string unrecognized_key_buffer;
 
   explicit Impl(std::shared_ptr<const RuleSet> r) : rules(std::move(r)) {
     if (rules->scratch_prototype != nullptr) hs_clone_scratch(rules->scratch_prototype, &scratch);
@@ -140,9 +300,13 @@ struct Scanner::Impl {
       }
     }
     (void)year;
-    if (!out.in_window(time)) {
+    const bool history = !out.in_window(time);
+    if (history) {
       out.out_of_window++;
-      return true;
+      // A GPU's own earlier faults (outside this job's window) are kept as its history, never as
+      // causes: the same GPU faulting again is what tells a broken GPU from a broken program.
+      if (key.id.compare(0, 8, "gpu.xid.") != 0) return true;
+      key.id = "history." + key.id;
     }
     EvidenceLine ev;
     ev.t = time;
@@ -157,6 +321,17 @@ struct Scanner::Impl {
     ev.note = src.note;
     out.add(key, time, std::move(fields), std::move(ev));
     return true;
+  }
+
+  // An error-like line no extractor matched. A line whose own time is outside the job's window is
+  // left out (unstamped lines are kept: their time is not needed here).
+  void add_unrecognized(std::string_view line, uint64_t line_no, const TextSource& src,
+                        const detail::LinePrefix& prefix, TimeNs forced_time, Extraction& out) {
+    TimeNs t = forced_time != kNoTime ? forced_time : prefix.t;
+    if (t != kNoTime && !out.in_window(t)) return;
+    unrecognized_key(line, prefix, unrecognized_key_buffer);
+    if (unrecognized_key_buffer.empty()) return;
+    out.add_unrecognized(unrecognized_key_buffer, line, src.name, line_no);
   }
 
   // The last stamped line that starts within kTimeLookBackBytes of the buffer's end, as the carry
@@ -237,10 +412,13 @@ struct Scanner::Impl {
     if (candidates.empty()) return account(count_newlines(data, len));
 
     const auto& xs = rules->extractors;
+    auto precedence = [&](uint32_t x) {
+      return x == kErrorWordCandidate ? std::numeric_limits<int>::min() : xs[x].precedence;
+    };
     std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
       if (a.line_start != b.line_start) return a.line_start < b.line_start;
-      if (xs[a.extractor].precedence != xs[b.extractor].precedence)
-        return xs[a.extractor].precedence > xs[b.extractor].precedence;
+      int pa = precedence(a.extractor), pb = precedence(b.extractor);
+      if (pa != pb) return pa > pb;
       return a.extractor < b.extractor;
     });
     candidates.erase(std::unique(candidates.begin(), candidates.end(),
@@ -265,6 +443,12 @@ struct Scanner::Impl {
       counted_to = start;
       std::string_view line(data + start, end - start);
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (candidates[i].extractor == kErrorWordCandidate) {
+        // Only error words on this line (they sort after every extractor): no time walk needed.
+        add_unrecognized(line, line_no, src, detail::parse_line_prefix(line, src, year), forced_time, out);
+        ++i;
+        continue;
+      }
       out.candidate_lines++;
       detail::LinePrefix prefix = detail::parse_line_prefix(line, src, year);
       TimeNs time = forced_time != kNoTime ? forced_time : prefix.t;
@@ -329,14 +513,17 @@ struct Scanner::Impl {
       prev_candidate_time_offset = stamped_offset;
       prev_candidate_time_carried = carried;
       size_t j = i;
-      bool matched = false;
+      bool matched = false, error_word = false;
       while (j < candidates.size() && candidates[j].line_start == start) {
-        if (!matched) {
+        if (candidates[j].extractor == kErrorWordCandidate) {
+          error_word = true;
+        } else if (!matched) {
           matched = confirm_and_add(xs[candidates[j].extractor], line, line_no, src, year, time,
                                     inferred, prefix, out);
         }
         ++j;
       }
+      if (error_word && !matched) add_unrecognized(line, line_no, src, prefix, forced_time, out);
       i = j;
     }
     return account(line_no - first_line + count_newlines(data + counted_to, len - counted_to));

@@ -44,6 +44,12 @@ void build_items(Analysis& a) {
     }
     it.rec = &rec;
     it.attrs = a.rules.attributes(key.id, rec.fields);
+    if (key.id.compare(0, 8, "history.") == 0) {  // outside the job's window: context only
+      it.attrs.role = "context";
+      it.attrs.priority = 0;
+      it.attrs.terminal = false;
+      it.attrs.label = "earlier, outside this job: " + it.attrs.label;
+    }
     it.label = render_label(it.attrs.label.empty() ? key.id : it.attrs.label, rec.fields);
     it.indirect = it.attrs.indirect || all_metric_evidence(rec);
     if (!job_nodes.empty() && !it.key.node.empty() && !job_nodes.count(it.key.node) &&
@@ -99,6 +105,53 @@ std::vector<std::string> missing_sources(const Analysis& a, const std::vector<st
   if (!any_coverage(a.extraction, ObservationKind::kNodeMetrics))
     missing.push_back("GPU metrics (DCGM exporter: DCGM_FI_DEV_XID_ERRORS, ECC counters)");
   return missing;
+}
+
+// The node of a cause whose line named none: the node of its rank, the only node of the job, or
+// the one host that srun/slurmstepd/torchrun name for the failed task.
+std::string infer_node(const Analysis& a, const Item& root, std::string* why) {
+  if (root.key.rank != kNoRank) {
+    auto it = a.context.ranks.find(root.key.rank);
+    if (it != a.context.ranks.end()) {
+      *why = fmt::format("the rank map (rank {})", root.key.rank);
+      return it->second;
+    }
+    std::set<std::string> nodes;
+    for (const Item& other : a.items) {
+      if (other.key.rank == root.key.rank && !other.key.node.empty()) nodes.insert(other.key.node);
+    }
+    if (nodes.size() == 1) {
+      *why = fmt::format("other lines of rank {}", root.key.rank);
+      return *nodes.begin();
+    }
+  }
+  std::set<std::string> job_nodes(a.context.nodes.begin(), a.context.nodes.end());
+  for (const auto& [rank, node] : a.context.ranks) job_nodes.insert(node);
+  if (job_nodes.size() == 1) {
+    *why = "the job record (a single-node job)";
+    return *job_nodes.begin();
+  }
+  if (root.attrs.domain == "scheduler") return "";
+  std::set<std::string> explained_on;  // the same event as seen by another source that names the host
+  for (const Item& other : a.items) {
+    if (other.explained_by >= 0 && &a.items[other.explained_by] == &root && !other.key.node.empty())
+      explained_on.insert(other.key.node);
+  }
+  if (explained_on.size() == 1) {
+    *why = "the records of the same event it explains";
+    return *explained_on.begin();
+  }
+  std::set<std::string> failed_on;
+  for (const Item& other : a.items) {
+    if (other.filtered || !other.attrs.terminal || other.key.node.empty()) continue;
+    if (other.key.id.rfind("slurm.state.", 0) == 0 || other.key.id.rfind("scheduler.", 0) == 0) continue;
+    failed_on.insert(other.key.node);
+  }
+  if (failed_on.size() == 1) {
+    *why = "the launcher's report of the failed task";
+    return *failed_on.begin();
+  }
+  return "";
 }
 
 Outcome decide(Analysis& a) {
@@ -226,6 +279,50 @@ Outcome decide(Analysis& a) {
     if (o.quality == "definitive") o.quality = "probable";
     o.reasons.push_back(contradiction_reason);
   }
+  // Definitive needs the sources the cause needs: a hardware, host or fabric fault seen only in the
+  // workload's own output (NCCL, CUDA, nvidia-smi) is confirmed by the node's kernel log.
+  if (o.quality == "definitive" && (o.domain == "gpu" || o.domain == "node" || o.domain == "network")) {
+    bool kernel_evidence = false;
+    for (int i : o.root_group) {
+      for (const auto& e : a.items[i].rec->evidence) kernel_evidence |= e.kind == ObservationKind::kSyslog;
+    }
+    bool kernel_log = root.key.node.empty() ? any_coverage(a.extraction, ObservationKind::kSyslog)
+                                            : has_coverage(a.extraction, ObservationKind::kSyslog, root.key.node);
+    if (!kernel_evidence && !kernel_log) {
+      o.quality = "probable";
+      o.reasons.push_back(fmt::format("{} is seen only in the workload's own output; the kernel log{} was not "
+                                      "collected to confirm it",
+                                      root.key.id, root.key.node.empty() ? "" : " of " + root.key.node));
+    }
+  }
+  // Definitive also needs the job's own side: with no application log at all, nothing shows the
+  // cause is what stopped this job (a kernel log alone describes the node, not the workload).
+  if (o.quality == "definitive" && !any_coverage(a.extraction, ObservationKind::kAppLog) &&
+      a.context.state.empty() && a.context.terminal_state.empty()) {
+    o.quality = "probable";
+    o.reasons.push_back("no application log or scheduler record was collected: nothing shows this cause is what "
+                        "ended the job");
+  }
+  // A port's Surprise Down / Completion Timeout is what it reports when the device below it stops
+  // answering: a GPU dying of its own (thermal, power) looks the same from the port.
+  if (o.quality == "definitive" && root.key.id == "node.pcie.aer_uncorrectable") {
+    for (const Item& it : a.items) {
+      if (it.filtered || it.key.id != "node.pcie.aer_device_gone" || it.key.node != root.key.node) continue;
+      o.quality = "probable";
+      o.reasons.push_back(fmt::format(
+          "the port reports {}: what it sees when the device below it stops answering, so the device itself "
+          "(a GPU failing of heat or power) is as likely as the host's PCIe path",
+          it.field("aer_type")));
+      break;
+    }
+  }
+  if (app_or_hardware_xid(root) && o.quality == "definitive") {
+    o.quality = "probable";
+    o.reasons.push_back(fmt::format(
+        "Xid {} is raised both by faults in the workload's own kernels and by failing GPUs; on its own it does "
+        "not say which (the same GPU faulting in other processes or on other days would point at the GPU)",
+        root.field("xid").empty() ? root.key.id.substr(root.key.id.rfind('.') + 1) : root.field("xid")));
+  }
   for (const auto& rep : a.reports) {
     if (rep.status == "error") {
       if (o.quality == "definitive") o.quality = "probable";
@@ -254,6 +351,30 @@ Outcome decide(Analysis& a) {
   // node), except an eviction: the node whose pressure evicted the pod is where to look.
   bool scheduler_decision = root.attrs.domain == "scheduler" && root.attrs.outcome != "scheduler.evicted";
   if (scheduler_decision || !o.rivals.empty()) o.culprit_node.clear();
+  // The workload's own error on several nodes at once (the same bad binary or config everywhere):
+  // no node is the culprit.
+  bool everywhere = false;
+  if (root.attrs.domain == "application" && !o.culprit_node.empty()) {
+    std::set<std::string> nodes;
+    for (int i : causes) {
+      if (a.items[i].key.id == root.key.id && !a.items[i].key.node.empty()) nodes.insert(a.items[i].key.node);
+    }
+    if (nodes.size() > 1) {
+      everywhere = true;
+      o.culprit_node.clear();
+      o.reasons.push_back(fmt::format("{} happened on {} nodes: the workload's, not a node's", root.key.id, nodes.size()));
+    }
+  }
+  if (o.culprit_node.empty() && !scheduler_decision && o.rivals.empty() && !everywhere) {
+    std::string why;
+    o.culprit_node = infer_node(a, root, &why);
+    if (!o.culprit_node.empty()) {
+      o.reasons.push_back(fmt::format("node {} taken from {}", o.culprit_node, why));
+      Item located = root;
+      located.key.node = o.culprit_node;
+      add_node(located);
+    }
+  }
   std::sort(o.affected_nodes.begin(), o.affected_nodes.end());
   o.affected_nodes.erase(std::unique(o.affected_nodes.begin(), o.affected_nodes.end()), o.affected_nodes.end());
   return o;

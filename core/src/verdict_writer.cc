@@ -18,6 +18,9 @@ constexpr size_t kMaxEvidence = 40;
 constexpr size_t kMaxSymptomGroups = 200;
 constexpr size_t kMaxTimeline = 400;
 constexpr size_t kMaxNodesListed = 64;
+constexpr size_t kMaxUnrecognized = 10;
+constexpr size_t kMaxUnrecognizedInSummary = 5;
+constexpr size_t kMaxUnrecognizedSourcesListed = 5;
 
 json time_json(TimeNs t) { return t == kNoTime ? json(nullptr) : json(format_rfc3339(t)); }
 
@@ -78,6 +81,22 @@ struct EvidenceTable {
     return ids;
   }
 };
+
+// The most frequent unrecognized lines: count, then key.
+std::vector<std::pair<const std::string*, const UnrecognizedLine*>> top_unrecognized(const Extraction& x, size_t n) {
+  std::vector<std::pair<const std::string*, const UnrecognizedLine*>> out;
+  for (const auto& [k, u] : x.unrecognized()) out.emplace_back(&k, &u);
+  auto before = [](const auto& a, const auto& b) {
+    return a.second->count != b.second->count ? a.second->count > b.second->count : *a.first < *b.first;
+  };
+  if (out.size() > n) {
+    std::partial_sort(out.begin(), out.begin() + n, out.end(), before);
+    out.resize(n);
+  } else {
+    std::sort(out.begin(), out.end(), before);
+  }
+  return out;
+}
 
 std::string role_of(const Analysis& a, const Outcome& o, int i) {
   const Item& it = a.items[i];
@@ -153,6 +172,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
       candidates.push_back({{"symptom", it.key.id},
                             {"label", it.label},
                             {"node", it.key.node},
+                            {"rank", it.key.rank == kNoRank ? json(nullptr) : json(it.key.rank)},
                             {"outcome", it.attrs.outcome},
                             {"domain", it.attrs.domain},
                             {"first_seen", time_json(it.first())},
@@ -300,7 +320,23 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
                 {"bytes", x.bytes_scanned},
                 {"candidate_lines", x.candidate_lines},
                 {"out_of_window", x.out_of_window},
-                {"symptom_records", x.symptoms().size()}};
+                {"symptom_records", x.symptoms().size()},
+                {"unrecognized_lines", x.unrecognized_lines},
+                {"unrecognized_keys", x.unrecognized().size()},
+                {"unrecognized_dropped", x.unrecognized_dropped}};
+  // Error-like lines no rule matched: what to write a rule for.
+  json unrecognized = json::array();
+  for (const auto& [key, u] : top_unrecognized(x, kMaxUnrecognized)) {
+    std::vector<std::string> sources(u->sources.begin(),
+                                     u->sources.begin() + std::min(u->sources.size(), kMaxUnrecognizedSourcesListed));
+    unrecognized.push_back({{"text", u->text},
+                            {"key", *key},
+                            {"count", u->count},
+                            {"sources", sources},
+                            {"source_count", u->source_hashes.size()},
+                            {"first", {{"source", u->source}, {"line", u->line}}}});
+  }
+  v["unrecognized"] = unrecognized;
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -330,6 +366,15 @@ std::string write_summary(const Analysis& a, const Outcome& o) {
   for (const auto& r : o.reasons) s += fmt::format("  why: {}\n", r);
   for (const auto& m : o.missing) s += fmt::format("  missing: {}\n", m);
   if (!o.affected_nodes.empty()) s += fmt::format("act on: {}\n", fmt::join(o.affected_nodes, ", "));
+  auto unrecognized = top_unrecognized(a.extraction, kMaxUnrecognizedInSummary);
+  if (!unrecognized.empty()) {
+    s += fmt::format("unrecognized: {} error-like line(s) no rule matched; the most frequent:\n",
+                     a.extraction.unrecognized_lines);
+    for (const auto& [key, u] : unrecognized) {
+      s += fmt::format("  {:>6}x in {} source(s), first {}:{}: {}\n", u->count, u->source_hashes.size(), u->source,
+                       u->line, u->text.substr(0, 160));
+    }
+  }
   return s;
 }
 

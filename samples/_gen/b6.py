@@ -219,7 +219,7 @@ def k8s_evicted(b):
     b.workload(id=wlname, scheduler="kueue", cluster="dgx-onprem", attempt=0, name=jobname, user="team-mm", queue="dgx-lq",
                state="Failed", exit_code="137", reason="Evicted", start=S, end=E, nodes=nodes, ranks=tr.rank_node,
                labels={"kueue.x-k8s.io/queue-name": "dgx-lq"})
-    b.expected("scheduler.evicted", "definitive", bad, root_symptom="k8s.pod.evicted", affected=[], story="""
+    b.expected("application.memory_limit", "definitive", bad, root_symptom="k8s.pod.evicted_over_request", affected=[], story="""
       Four and a half hours into the run the kubelet on dgx-b021 hit its hard eviction threshold for memory (memory.available
       < 100Mi) and evicted pod mm-pretrain-worker-2: pod status Failed / reason Evicted, 'The node was low on resource:
       memory. Threshold quantity: 100Mi, available: 51200Ki. Container pytorch was using 188874532Ki, request is 0, has
@@ -228,7 +228,9 @@ def k8s_evicted(b):
       from 96 to 173 GiB of host memory over the last 40 minutes, and the container declared no memory request. Its
       processes were killed without a word; the twelve ranks on the other three pods failed a second later with
       'Connection closed by remote peer' / 'Connection reset by peer' naming dgx-b021 (consequences). The node is
-      healthy (NodeHasSufficientMemory a minute later): cap the shuffle buffer and set a memory request/limit.""")
+      healthy (NodeHasSufficientMemory a minute later): cap the shuffle buffer and set a memory request/limit. The
+      eviction is how the failure surfaced; the kubelet names the container over its request, so it is the workload's
+      own memory use (application.memory_limit), not a scheduler decision.""")
 
 
 @bundle("job-failed-no-evidence")
@@ -283,7 +285,7 @@ def no_evidence(b):
     E = end + sec(1)
     std_sacct(b, tr, "curriculum-7b", "gpu", S, E, step_end=end, stepname="launch.sh")
     wl(b, tr, "curriculum-7b", "hbecker", S, E, cluster="c4")
-    b.expected("unknown.no_evidence", "insufficient", None, affected=[], story="""
+    b.expected("application.exception", "probable", "gpu-n31", affected=[], story="""
       The job is a three-stage curriculum driven by launch.sh inside one srun step. Stage 1 trained for five hours on
       all 16 ranks and finished cleanly (checkpoint saved, NCCL communicators destroyed, every torchrun agent
       SUCCEEDED). The launcher then started stage 2: task 0 on gpu-n31 checked configs/stage2-longctx.yaml against the
@@ -291,7 +293,10 @@ def no_evidence(b):
       tasks that were waiting for it and sacct records FAILED 1:0. There is no Xid, no OOM kill, no traceback, no NCCL
       or network error and no scheduler reason, and the kernel logs of all four nodes are clean. The only clue is the
       launcher's own one-line message, which says neither what was wrong nor where: the evidence establishes no cause.
-      Hand it to the job owner (the check's own output); no node to drain.""")
+      Hand it to the job owner (the check's own output); no node to drain. What the evidence does establish is which
+      task failed: srun's 'task 0: Exited with exit code 1' and slurmstepd's 'CANCELLED ... DUE TO TASK FAILURE' say the
+      workload's own task 0 on gpu-n31 ended in failure and took the step down, so the verdict is the workload's
+      failure at probable quality, with the why left to its owner.""")
 
 
 @bundle("sacct-completed-task-failed")

@@ -54,6 +54,22 @@ struct SymptomRecord {
 };
 inline constexpr size_t kMaxEvidencePerSymptom = 3;
 
+// Error-like lines (error, failed, fatal, exception, Traceback, timeout, killed, segfault, NCCL
+// WARN, ...) that no extractor matched, aggregated by a normalised key: the line without its
+// time/host/launcher prefix, digits and hex runs masked, whitespace collapsed. They tell a user
+// what to write a rule for (the verdict's `unrecognized` section).
+struct UnrecognizedLine {
+  uint64_t count = 0;
+  std::string text;    // the first occurrence (by source, line), cleaned, truncated to 256 bytes
+  std::string source;  // where the first occurrence is
+  uint64_t line = 0;
+  std::vector<std::string> sources;  // the kMaxUnrecognizedSourceNames smallest source names, sorted
+  std::vector<uint64_t> source_hashes;  // sorted hashes of distinct sources (the smallest kMaxUnrecognizedSourceHashes)
+};
+inline constexpr size_t kMaxUnrecognizedKeys = 256;  // kept per extraction (pruned from twice this)
+inline constexpr size_t kMaxUnrecognizedSourceNames = 8;
+inline constexpr size_t kMaxUnrecognizedSourceHashes = 4096;
+
 // The symptom aggregate produced by extraction. Mergeable; memory grows with the number of
 // distinct (symptom, node, rank, GPU) keys, not with input size.
 // Thread-safety: not thread-safe; use one per thread and merge.
@@ -75,7 +91,14 @@ class Extraction {
                             (window_hi_ == kNoTime || t <= window_hi_));
   }
 
+  // An error-like line no extractor matched; `key` is its normalised form.
+  void add_unrecognized(std::string_view key, std::string_view line, const std::string& source, uint64_t line_no);
+
   const std::map<SymptomKey, SymptomRecord>& symptoms() const { return symptoms_; }
+  // By normalised key. At most 2 x kMaxUnrecognizedKeys keys: beyond that the least frequent
+  // (count, then key) are dropped down to kMaxUnrecognizedKeys. Exact and independent of how the
+  // input was split as long as nothing was dropped (unrecognized_dropped == 0).
+  const std::map<std::string, UnrecognizedLine, std::less<>>& unrecognized() const { return unrecognized_; }
   // (kind, node) → lines seen; node "" when the source named none.
   const std::map<std::pair<int, std::string>, uint64_t>& coverage() const { return coverage_; }
   // Ranks whose own log stream was ingested (from the source's rank).
@@ -86,9 +109,14 @@ class Extraction {
   uint64_t candidate_lines = 0;
   uint64_t lines_truncated = 0;
   uint64_t out_of_window = 0;
+  uint64_t unrecognized_lines = 0;    // error-like lines no extractor matched (all of them)
+  uint64_t unrecognized_dropped = 0;  // of those, in keys dropped by the key cap
 
  private:
+  void prune_unrecognized();
+
   std::map<SymptomKey, SymptomRecord> symptoms_;
+  std::map<std::string, UnrecognizedLine, std::less<>> unrecognized_;
   std::map<std::pair<int, std::string>, uint64_t> coverage_;
   std::set<int> ranks_seen_;
   TimeNs window_lo_ = kNoTime;
