@@ -53,6 +53,29 @@ bool parse_rank_tag(std::string_view s, size_t& p, int& rank) {
   return true;
 }
 
+// Open MPI --tag-output "[1,12]<stdout>:" / "<stderr>:" → 12 (job, rank)
+bool parse_mpi_tag(std::string_view s, size_t& p, int& rank) {
+  if (p >= s.size() || s[p] != '[') return false;
+  size_t q = p + 1;
+  size_t digits = 0;
+  while (q < s.size() && is_digit(s[q]) && digits < 9) ++q, ++digits;
+  if (digits == 0 || q >= s.size() || s[q] != ',') return false;
+  ++q;
+  int v = 0;
+  digits = 0;
+  while (q < s.size() && is_digit(s[q]) && digits < 7) v = v * 10 + (s[q++] - '0'), ++digits;
+  if (digits == 0 || q >= s.size() || s[q] != ']') return false;
+  ++q;
+  for (std::string_view tag : {std::string_view("<stdout>:"), std::string_view("<stderr>:")}) {
+    if (s.compare(q, tag.size(), tag) == 0) {
+      rank = v;
+      p = q + tag.size();
+      return true;
+    }
+  }
+  return false;
+}
+
 // srun --label "12: "
 bool parse_srun_label(std::string_view s, size_t& p, int& rank) {
   size_t q = p;
@@ -214,7 +237,8 @@ LinePrefix parse_line_prefix(std::string_view line, const TextSource& src, int y
   for (int round = 0; round < 4 && p < line.size(); ++round) {
     size_t before = p;
     int rank = kNoRank;
-    if (parse_rank_tag(line, p, rank) || (round == 0 && parse_srun_label(line, p, rank))) {
+    if (parse_rank_tag(line, p, rank) || parse_mpi_tag(line, p, rank) ||
+        (round == 0 && parse_srun_label(line, p, rank))) {
       if (out.rank == kNoRank) out.rank = rank;
     }
     skip_noise(line, p);
@@ -257,6 +281,7 @@ LinePrefix parse_line_prefix(std::string_view line, const TextSource& src, int y
         if (n > 0) {
           p += n;
           out.t = t;
+          if (p < line.size() && line[p] == ':') ++p;  // "2019-06-02T16:13:44.884Z: " (mpirun --timestamp-output)
           if (src.kind == ObservationKind::kSyslog) {
             size_t q = p;
             skip_spaces(line, q);

@@ -426,7 +426,33 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
     }
     if (suspects.size() == last_completed.size()) suspects.clear();  // all equal: no straggler
   }
-  if (suspects.empty() || reached.size() + last_completed.size() == 0) return;
+  if (suspects.empty()) {
+    // Every timed-out collective is a 1-element ALLREDUCE (a barrier in disguise) and nothing else
+    // went wrong: some rank never joined it, busy in its own code. Which one, the logs cannot say.
+    bool barrier = !timeouts.empty();
+    int reporters = 0;
+    for (int i : timeouts) {
+      const Item& it = a.items[i];
+      if (it.key.id != "nccl.watchdog_timeout") continue;
+      ++reporters;
+      if (it.field("numel_in") != "1") barrier = false;
+    }
+    if (!barrier || reporters == 0) return;
+    std::string label = fmt::format(
+        "the collective that timed out is a 1-element {} (a barrier): a rank that did not report never joined it, "
+        "busy in its own code (data loading, checkpoint saving, evaluation); the collected logs do not show which",
+        a.items[timeouts.front()].field("op").empty() ? "collective" : a.items[timeouts.front()].field("op"));
+    SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
+                                   make_attrs(label, "application", "application.stuck_rank", 30));
+    attrs.label = label;
+    attrs.indirect = true;
+    int s = a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, attrs, combine(a, timeouts), true);
+    for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+      if (i != s && a.items[i].active() && a.items[i].attrs.role == "victim") a.explain(i, s, r.id);
+    }
+    return;
+  }
+  if (reached.size() + last_completed.size() == 0) return;
   auto node_of = [&](int rank) -> std::string {
     auto it = a.context.ranks.find(rank);
     if (it != a.context.ranks.end()) return it->second;

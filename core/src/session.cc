@@ -298,10 +298,10 @@ Outcome decide(Analysis& a) {
   // Definitive also needs the job's own side: with no application log at all, nothing shows the
   // cause is what stopped this job (a kernel log alone describes the node, not the workload).
   if (o.quality == "definitive" && !any_coverage(a.extraction, ObservationKind::kAppLog) &&
-      a.context.state.empty() && a.context.terminal_state.empty()) {
+      ((a.context.state.empty() && a.context.terminal_state.empty()) || root.first() == kNoTime)) {
     o.quality = "probable";
-    o.reasons.push_back("no application log or scheduler record was collected: nothing shows this cause is what "
-                        "ended the job");
+    o.reasons.push_back("no application log was collected, and no scheduler record or time ties the cause to the "
+                        "job's end: nothing shows this cause is what ended the job");
   }
   // A port's Surprise Down / Completion Timeout is what it reports when the device below it stops
   // answering: a GPU dying of its own (thermal, power) looks the same from the port.

@@ -55,6 +55,18 @@ TEST(LinePrefix, GlogAndRankTags) {
   EXPECT_EQ(at("[rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] x"), "2026-03-21T02:07:08.465Z");
 }
 
+TEST(LinePrefix, OpenMpiTagOutput) {
+  LinePrefix p = parse_line_prefix(
+      "2019-06-02T16:13:44.884Z: [1,12]<stdout>:node-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN x", {}, 2026);
+  EXPECT_EQ(p.rank, 12);
+  EXPECT_EQ(p.host, "node-000057");
+  EXPECT_EQ(format_rfc3339(p.t), "2019-06-02T16:13:44.884Z");
+  p = parse_line_prefix("[1,3]<stderr>:Traceback (most recent call last):", {}, 2026);
+  EXPECT_EQ(p.rank, 3);
+  p = parse_line_prefix("[1,3]<stdin>: x", {}, 2026);
+  EXPECT_EQ(p.rank, kNoRank);
+}
+
 TEST(LinePrefix, NcclHostSrunLabelAnsiAndRay) {
   LinePrefix p = parse_line_prefix("gpu-a07:1234:5678 [3] transport/net_ib.cc:839 NCCL WARN NET/IB", {}, 2026);
   EXPECT_EQ(p.host, "gpu-a07");

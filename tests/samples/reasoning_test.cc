@@ -222,14 +222,27 @@ TEST(Reasoning, BarrierRankThatNeverArrivedWithoutRankMap) {
   EXPECT_EQ(v["root_cause"]["rank"], 0);
 }
 
-TEST(Reasoning, OneRanksTimeoutAloneNamesNoStraggler) {
+TEST(Reasoning, OneRanksBarrierTimeoutIsAStuckRankButNamesNone) {
   std::vector<Input> in = {
       {applog("rank3.log", 3),
        "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, "
        "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600044 milliseconds before timing out.\n"},
   };
   json v = attribute(in, failed_job());
-  EXPECT_NE(v["outcome"], "application.stuck_rank");
+  EXPECT_EQ(v["outcome"], "application.stuck_rank");
+  EXPECT_EQ(v["quality"]["level"], "probable");
+  EXPECT_TRUE(v["root_cause"]["rank"].is_null());  // one rank's log says nothing about which other rank
+}
+
+TEST(Reasoning, LargeCollectiveTimeoutAloneIsInsufficient) {
+  std::vector<Input> in = {
+      {applog("rank3.log", 3),
+       "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, "
+       "OpType=ALLREDUCE, NumelIn=160672064, NumelOut=160672064, Timeout(ms)=600000) ran for 600044 milliseconds "
+       "before timing out.\n"},
+  };
+  json v = attribute(in, failed_job());
+  EXPECT_EQ(v["outcome"], "unknown.collective_hang");
   EXPECT_EQ(v["quality"]["level"], "insufficient");
 }
 
