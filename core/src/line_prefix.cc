@@ -76,6 +76,22 @@ bool parse_mpi_tag(std::string_view s, size_t& p, int& rank) {
   return false;
 }
 
+// grep -H / multi-file grep output "train-7.log:" (a file name ending in a log extension, then ':')
+bool skip_grep_file(std::string_view s, size_t& p) {
+  size_t q = p;
+  while (q < s.size() && q - p < 200 && (is_host_char(s[q]) || s[q] == '/')) ++q;
+  if (q >= s.size() || s[q] != ':' || q == p) return false;
+  std::string_view name = s.substr(p, q - p);
+  for (std::string_view ext : {std::string_view(".log"), std::string_view(".out"), std::string_view(".err"),
+                               std::string_view(".txt")}) {
+    if (name.size() > ext.size() && name.substr(name.size() - ext.size()) == ext) {
+      p = q + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
 // srun --label "12: "
 bool parse_srun_label(std::string_view s, size_t& p, int& rank) {
   size_t q = p;
@@ -234,6 +250,7 @@ LinePrefix parse_line_prefix(std::string_view line, const TextSource& src, int y
   LinePrefix out;
   size_t p = 0;
   skip_noise(line, p);
+  if (skip_grep_file(line, p)) skip_noise(line, p);
   for (int round = 0; round < 4 && p < line.size(); ++round) {
     size_t before = p;
     int rank = kNoRank;

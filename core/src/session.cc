@@ -131,6 +131,14 @@ std::string infer_node(const Analysis& a, const Item& root, std::string* why) {
     *why = "the job record (a single-node job)";
     return *job_nodes.begin();
   }
+  std::set<std::string> covered;  // every node a collected source or line names
+  for (const auto& [k, lines] : a.extraction.coverage()) {
+    if (!k.second.empty()) covered.insert(k.second);
+  }
+  if (job_nodes.empty() && covered.size() == 1) {
+    *why = "the only node any collected source names";
+    return *covered.begin();
+  }
   if (root.attrs.domain == "scheduler") return "";
   std::set<std::string> explained_on;  // the same event as seen by another source that names the host
   for (const Item& other : a.items) {

@@ -67,6 +67,15 @@ TEST(LinePrefix, OpenMpiTagOutput) {
   EXPECT_EQ(p.rank, kNoRank);
 }
 
+TEST(LinePrefix, GrepFileNamePrefix) {
+  LinePrefix p = parse_line_prefix(
+      "prefill-2.log:[2025-09-17 15:16:23] prefill-2:311:405 [0] transport/net_ib.cc:199 NCCL WARN x", {}, 2026);
+  EXPECT_EQ(p.host, "prefill-2");
+  EXPECT_EQ(format_rfc3339(p.t), "2025-09-17T15:16:23.000Z");
+  p = parse_line_prefix("gpu-a07:1234:5678 [3] NCCL WARN x", {}, 2026);
+  EXPECT_EQ(p.host, "gpu-a07");  // a host prefix is not a file name
+}
+
 TEST(LinePrefix, NcclHostSrunLabelAnsiAndRay) {
   LinePrefix p = parse_line_prefix("gpu-a07:1234:5678 [3] transport/net_ib.cc:839 NCCL WARN NET/IB", {}, 2026);
   EXPECT_EQ(p.host, "gpu-a07");
