@@ -98,8 +98,13 @@ void unrecognized_key(std::string_view line, const detail::LinePrefix& prefix, s
       prefix.host.data() + prefix.host.size() <= line.data() + line.size()) {
     from = static_cast<size_t>(prefix.host.data() + prefix.host.size() - line.data());
   }
-  std::string text = detail::clean_evidence_text(line.substr(from), 600);
-  std::string_view t = text;
+  // Printable ASCII (nearly every line) is used as it is; anything else is cleaned first.
+  std::string_view t = line.substr(from, 600);
+  std::string text;
+  if (!std::all_of(t.begin(), t.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; })) {
+    text = detail::clean_evidence_text(t, 600);
+    t = text;
+  }
   size_t p = 0;
   while (p < t.size()) {
     char c = t[p];
