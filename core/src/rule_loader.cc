@@ -64,6 +64,54 @@ const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_x
                                          "scheduler_state",   "repeat_gpu_fault",
                                          "slurm_teardown",    "victim_domain"};
 
+}  // namespace
+
+// Real logs widen blanks (column alignment, a paste through a terminal, two spaces after a
+// colon): a literal space in a pattern (outside a character class, not already quantified)
+// matches a run of spaces. "exit code 1" also matches "exit  code   1".
+std::string tolerate_blanks(std::string_view pattern) {
+  std::string out;
+  out.reserve(pattern.size() + 8);
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      out += c;
+      if (i + 1 < pattern.size()) out += pattern[++i];
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out += pattern[++i];  // literal ']' first
+      continue;
+    }
+    if (c != ' ') {
+      out += c;
+      continue;
+    }
+    size_t j = i;
+    while (j < pattern.size() && pattern[j] == ' ') ++j;
+    bool quantified = j < pattern.size() && (pattern[j] == '*' || pattern[j] == '+' || pattern[j] == '?' || pattern[j] == '{');
+    if (quantified) {
+      out.append(j - i, ' ');
+    } else {
+      out.append(j - i - 1, ' ');
+      out += " +";
+    }
+    i = j - 1;
+  }
+  return out;
+}
+
+namespace {
+
 class Loader {
  public:
   explicit Loader(LoadResult& result) : result_(result) {}
@@ -294,7 +342,7 @@ class Loader {
     auto pattern = scalar(file, n, "pattern", true);
     auto symptom = scalar(file, n, "symptom", true);
     if (!pattern || !symptom) return;
-    x.pattern = *pattern;
+    x.pattern = tolerate_blanks(*pattern);
     if (auto ci = scalar(file, n, "case_insensitive", false)) x.case_insensitive = *ci == "true";
     if (auto pr = scalar(file, n, "precedence", false)) {
       auto r = std::from_chars(pr->data(), pr->data() + pr->size(), x.precedence);
@@ -710,9 +758,9 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
   }
 }
 
-// Cache layout: "attribution-hs/2\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
+// Cache layout: "attribution-hs/3\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
 // "<kind> <size>\n<bytes>".
-constexpr std::string_view kCacheMagic = "attribution-hs/2";  // 2: databases hold the error words
+constexpr std::string_view kCacheMagic = "attribution-hs/3";  // 2: error words; 3: blanks tolerated
 
 bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
   auto take_line = [&](std::string_view& in, std::string_view& line) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "attribution/rules.h"
+#include "rule_set.h"
 #include "test_rules.h"
 
 namespace attribution {
@@ -10,6 +11,16 @@ LoadMessage first_error(const std::string& text) {
   LoadResult r = load_rules({{"site.yaml", text}});
   EXPECT_FALSE(r.ok());
   return r.errors.empty() ? LoadMessage{} : r.errors.front();
+}
+
+TEST(RuleLoader, LiteralSpacesMatchRunsOfBlanks) {
+  EXPECT_EQ(tolerate_blanks("exit code (?P<c>\\d+)"), "exit +code +(?P<c>\\d+)");
+  EXPECT_EQ(tolerate_blanks("a  b"), "a  +b");               // two or more
+  EXPECT_EQ(tolerate_blanks("NET/IB ?: Got"), "NET/IB ?: +Got");  // already quantified: kept
+  EXPECT_EQ(tolerate_blanks("x {2}y"), "x {2}y");
+  EXPECT_EQ(tolerate_blanks("[^ ]+ x"), "[^ ]+ +x");          // inside a class: kept
+  EXPECT_EQ(tolerate_blanks("[] ] x"), "[] ] +x");            // ']' first in a class is literal
+  EXPECT_EQ(tolerate_blanks("a\\ b"), "a\\ b");              // escaped space: kept
 }
 
 TEST(RuleLoader, LoadsMiniRules) {
