@@ -290,6 +290,20 @@ TEST(Reasoning, SrunLineOfTheSameEventNamesTheNode) {
   EXPECT_EQ(node_of(v), "gpu-c");
 }
 
+// What real logs do to text: launcher prefixes, ANSI colours, widened and trailing blanks.
+TEST(Reasoning, PrefixesColoursAndBlanksDoNotHideACause) {
+  const char* lines[] = {
+      "\x1b[36m(RayWorkerWrapper pid=11934, ip=10.1.2.3)\x1b[0m torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.   \n",
+      "[trainer3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.10 GiB\n",
+      "gpu-a07:1234:5678 [3] torch.OutOfMemoryError: CUDA  out of memory.  Tried to allocate 2.00 GiB.\r\n",
+      "[1,3]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+  };
+  for (const char* line : lines) {
+    json v = attribute({{applog("rank3.log", 3), line}}, failed_job({"gpu-a07"}));
+    EXPECT_EQ(v["outcome"], "application.cuda_oom") << line;
+  }
+}
+
 // 8. Kubernetes node-pressure evictions are routed to the pressure.
 TEST(Reasoning, EvictionWithContainerOverRequestIsMemoryLimit) {
   std::vector<Input> in = {
