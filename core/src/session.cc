@@ -373,7 +373,9 @@ Outcome decide(Analysis& a) {
       o.reasons.push_back(fmt::format("{} happened on {} nodes: the workload's, not a node's", root.key.id, nodes.size()));
     }
   }
-  if (o.culprit_node.empty() && !scheduler_decision && o.rivals.empty() && !everywhere) {
+  // A shared filesystem failing is nobody's node, whichever client reported it.
+  const bool shared = root.attrs.outcome == "storage.filesystem";
+  if (o.culprit_node.empty() && !scheduler_decision && o.rivals.empty() && !everywhere && !shared) {
     std::string why;
     o.culprit_node = infer_node(a, root, &why);
     if (!o.culprit_node.empty()) {
