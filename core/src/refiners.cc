@@ -680,8 +680,12 @@ void slurm_teardown(const Refiner& r, Analysis& a) {
                           a.items[plain].first() < first_failure))) {
     SymptomAttrs attrs = attrs_for(
         a, "slurm.step_cancelled",
-        make_attrs("Slurm cancelled the step with no reason and no failure before it: a cancellation by the "
-                   "scheduler, an administrator or the user",
+        make_attrs(a.items[plain].field("signal").empty()
+                       ? "Slurm cancelled the step with no reason and no failure before it: a cancellation by the "
+                         "scheduler, an administrator or the user (Slurm 24.11 and older also print this line when "
+                         "srun tears a step down after a task failed; 25.05 says DUE TO TASK FAILURE then)"
+                       : "Slurm signalled the step (DUE to SIGNAL) with no failure before it: a cancellation by the "
+                         "scheduler, an administrator or the user",
                    "scheduler", "scheduler.cancelled", 25));
     attrs.indirect = true;
     int s = a.add_synthetic({"slurm.step_cancelled", "", kNoRank, ""}, attrs, combine(a, {plain}), true);
