@@ -8,6 +8,7 @@
 
 #include "attribution/codec.h"
 #include "attribution/engine.h"
+#include "catalogue.h"
 #include "io/rules_dir.h"
 
 namespace attribution::blueprint {
@@ -15,15 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<const RuleSet> catalogue() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    std::vector<std::string> errors;
-    auto r = load_rules_from(RULES_DIR, errors);
-    for (const auto& e : errors) ADD_FAILURE() << e;
-    return r;
-  }();
-  return rules;
-}
+using testing::catalogue;
 
 struct Input {
   TextSource source;

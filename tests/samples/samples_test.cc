@@ -9,6 +9,7 @@
 
 #include "bundle/bundle_reader.h"
 #include "commands/analyze.h"
+#include "catalogue.h"
 #include "io/rules_dir.h"
 
 namespace attribution::blueprint {
@@ -17,15 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::shared_ptr<const RuleSet> catalogue() {
-  static std::shared_ptr<const RuleSet> rules = [] {
-    std::vector<std::string> errors;
-    auto r = load_rules_from(RULES_DIR, errors);
-    for (const auto& e : errors) ADD_FAILURE() << e;
-    return r;
-  }();
-  return rules;
-}
+using testing::catalogue;
 
 std::vector<std::string> sample_names() {
   std::vector<std::string> out;

@@ -11,6 +11,23 @@
 namespace attribution::blueprint {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The whole file, or false with "<path>: cannot read" in error.
+bool read_whole(const fs::path& path, std::string& text, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("{}: cannot read", path.string());
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  text = ss.str();
+  return true;
+}
+
+}  // namespace
+
 std::string default_rules_location() {
   if (const char* env = std::getenv("ATTRIBUTION_RULES_DIR"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
@@ -56,17 +73,12 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
     return false;
   }
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) {
-      error = fmt::format("{}: cannot read", f.string());
-      return false;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    std::string text;
+    if (!read_whole(f, text, error)) return false;
     std::string name = fs::is_directory(location, ec)
                            ? (base.filename() / fs::relative(f, location, ec)).string()
                            : f.filename().string();
-    out.push_back({name, ss.str()});
+    out.push_back({name, std::move(text)});
   }
   return true;
 }
@@ -89,14 +101,9 @@ bool read_inventory_files(const std::string& rules_location, std::vector<RuleTex
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) {
-      error = fmt::format("{}: cannot read", f.string());
-      return false;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out.push_back({f.string(), ss.str()});
+    std::string text;
+    if (!read_whole(f, text, error)) return false;
+    out.push_back({f.string(), std::move(text)});
   }
   return true;
 }
