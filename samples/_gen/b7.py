@@ -771,3 +771,42 @@ def k8s_over_request(b):
       workload's memory use, not a scheduler decision and not a node fault (the node recovered a minute later); the
       twelve ranks of the other workers then failed with 'Connection closed/reset by peer' naming dgx-c102. Cap the
       cache and set a memory request that matches the real use.""")
+
+
+# ---------------------------------------------------------------------------------------------------
+@bundle("job-failed-silently")
+def failed_silently(b):
+    """A failed job whose output names no failure any rule knows: unknown.no_evidence, with the
+    verdict's unrecognized list pointing at the one line that does say what went wrong."""
+    node = "gpu-q14"
+    S, F = ts("2026-04-02T06:10:00"), ts("2026-04-02T09:44:18.220")
+    jobid = 801377
+    tr = Train(jobid, [node], 8, S, seed=91, timeout_ms=600000)
+    tr.banner(node, S + sec(3.4))
+    train(tr, S, F - sec(40), period=3.1, every=40, fmt="hf")
+    tr.add(node, F - sec(38), "%s - INFO - trainer - training finished: 4000 steps, final loss 1.734" % pylog_ts(F - sec(38)))
+    tr.add(node, F - sec(37), "%s - INFO - trainer - saved final checkpoint to /lustre/ckpt/run-801377/final" % pylog_ts(F - sec(37)))
+    lines = ["+ srun torchrun --standalone --nproc-per-node=8 train.py --config configs/sft.yaml"] + tr.render(node)
+    lines += ["+ python tools/export_hf.py --ckpt /lustre/ckpt/run-801377/final",
+              "usage: export_hf.py [-h] --ckpt CKPT --out OUT [--dtype {bf16,fp16,fp32}]",
+              "export_hf.py: error: the following arguments are required: --out"]
+    b.write("slurm-%d.out" % jobid, lines)
+    b.source("slurm-%d.out" % jobid, "applog", note="batch script stdout/stderr: the training step, then the export")
+    end = F + sec(1)
+    kl = std_kernel(tr, node, "syslog", S, end, n=12)
+    b.write("kernel/syslog-%s.log" % node, kl.lines())
+    b.source("kernel/syslog-%s.log" % node, "syslog", node=node)
+    E = end + sec(1)
+    b.write("sacct.txt", sacct(jobid, "sft-export", "gpu", [node], S, E, [
+        ("", None, "FAILED", "2:0", None, None), (".batch", "batch", "FAILED", "2:0", None, None),
+        (".extern", "extern", "COMPLETED", "0:0", None, None), (".0", "torchrun", "COMPLETED", "0:0", None, F - sec(35))]))
+    b.source("sacct.txt", "scheduler")
+    b.workload(id=str(jobid), scheduler="slurm", cluster="c6", name="sft-export", user="lmarsh", queue="gpu",
+               state="FAILED", exit_code="2:0", reason="NonZeroExitCode", start=S, end=E, nodes=[node])
+    b.expected("unknown.no_evidence", "insufficient", None, affected=[], story="""
+      Training ran to its last step and saved the final checkpoint (step .0 COMPLETED 0:0); then the batch script's
+      export command stopped at argument parsing ('the following arguments are required: --out', exit 2) and the job
+      ended FAILED 2:0. No rule of the catalogue recognises an argparse usage error, no task failed under srun, and the
+      kernel log is clean: the evidence establishes no cause the engine knows. The verdict says so, and its
+      'unrecognized' list carries the argparse line (beside a checkpoint UserWarning every rank prints), which is where
+      a site would write a rule.""")
