@@ -91,16 +91,26 @@ def xid79_cascade(b):
 
 @bundle("xid48-dbe-xid45-xid154")
 def xid48(b):
-    nodes = ["gpu-b07", "gpu-a03", "gpu-b09", "gpu-b10"]
+    xid48_on(b, "gpu-b08", 421033)
+
+
+# The dashboard test's own bundle: the same failure on gpu-a03 (a repeat offender in its store).
+@bundle("xid48-ecc-on-gpu-a03", root=DASHBOARD_BUNDLES)
+def xid48_dashboard(b):
+    xid48_on(b, "gpu-a03", 421187)
+
+
+def xid48_on(b, bad_node, jobid):
+    nodes = ["gpu-b07", bad_node, "gpu-b09", "gpu-b10"]
     S, F = ts("2026-04-02T22:15:40"), ts("2026-04-03T03:41:09.218")
-    tr = Train(421033, nodes, 8, S, seed=2, timeout_ms=1800000)
+    tr = Train(jobid, nodes, 8, S, seed=2, timeout_ms=1800000)
     start_job(tr, S)
     train(tr, S, F, period=3.4, every=40)
     bad, pci = 11, "5d"
     pid = tr.pid[bad]
     seq = 23011
     te = F + sec(0.71)
-    tr.add("gpu-a03", te, "\n".join([
+    tr.add(bad_node, te, "\n".join([
         tr.c10(bad, te, "E", "ProcessGroupNCCL.cpp:916", "[Rank 11] NCCL watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered"),
         *["[rank11]:" + x for x in CUDA_ASYNC],
         *tr.c10_frames(bad, "c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43")[:3],
@@ -108,12 +118,12 @@ def xid48(b):
         "  what():  [PG 0 (default_pg) Rank 11] Process group watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered"]))
     ta = te + sec(1.9)
     others = [l for l in range(8) if l != 3]
-    tr.agent_fail("gpu-a03", ta + sec(2.0), [(3, -6, te + sec(0.3))] + [(l, -15, ta + sec(1.5)) for l in others],
+    tr.agent_fail(bad_node, ta + sec(2.0), [(3, -6, te + sec(0.3))] + [(l, -15, ta + sec(1.5)) for l in others],
                   sigterm_locals=others, sigterm_at=ta)
-    # peers on the other nodes see the connections from gpu-a03 close
+    # peers on the other nodes see the connections from the bad node close
     end = ta
     for n in nodes:
-        if n == "gpu-a03":
+        if n == bad_node:
             continue
         i = nodes.index(n)
         fl = []
@@ -122,11 +132,11 @@ def xid48(b):
             t = ta + sec(0.8 + 0.05 * l + tr.rnd.uniform(0, 0.3))
             port = 40000 + 7 * r
             tr.add(n, t, "%s misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer %s<%d>"
-                   % (tr.nccl_pfx(r), "gpu-a03.ash1.cluster", port))
+                   % (tr.nccl_pfx(r), bad_node + ".ash1.cluster", port))
             tr.add(n, t + sec(0.001), "%s NCCL INFO misc/socket.cc:752 -> 6" % tr.nccl_pfx(r))
             tr.add(n, t + sec(0.002), "%s NCCL INFO transport/net_socket.cc:474 -> 6" % tr.nccl_pfx(r))
             tr.async_error(r, t + sec(0.4), seq, "remote process exited or there was a network error",
-                           "socketProgress: Connection closed by remote peer gpu-a03.ash1.cluster<%d>" % port)
+                           "socketProgress: Connection closed by remote peer %s.ash1.cluster<%d>" % (bad_node, port))
             fl.append((l, -6, t + sec(0.6)))
         fl.sort(key=lambda f: f[2])
         tr.agent_fail(n, fl[-1][2] + sec(2.4), fl)
@@ -136,7 +146,7 @@ def xid48(b):
         b.source("logs/rank-node-%s.log" % n, "applog", node=n)
     for n in nodes:
         kl = std_kernel(tr, n, "syslog", S, end, n=24)
-        if n == "gpu-a03":
+        if n == bad_node:
             xid_header(kl, F - sec(0.0001), pci, "GPU-8a02c41f-1e55-93d0-7b2e-44c0d1a9e6f3", "1322621077415")
             kl.k(F, "NVRM: Xid (PCI:0000:%s:00): 48, pid=%d, name=python3, Ch 00000008, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0." % (pci, pid))
             kl.k(F + sec(0.002), "NVRM: Xid (PCI:0000:%s:00): 63, pid=%d, name=python3, Row Remapper: New row marked for remapping, reset gpu to activate." % (pci, pid))
@@ -145,7 +155,7 @@ def xid48(b):
             kl.k(F + sec(0.36), "NVRM: Xid (PCI:0000:%s:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)" % pci)
         b.write("kernel/syslog-%s.log" % n, kl.lines())
         b.source("kernel/syslog-%s.log" % n, "syslog", node=n)
-    b.write("reports/nvidia-smi-q-gpu-a03.txt", [
+    b.write("reports/nvidia-smi-q-%s.txt" % bad_node, [
         "==============NVSMI LOG==============", "", "Timestamp                                 : Fri Apr  3 04:02:17 2026",
         "Driver Version                            : 550.90.07", "CUDA Version                              : 12.4", "",
         "Attached GPUs                             : 8", "GPU 00000000:5D:00.0",
@@ -164,22 +174,22 @@ def xid48(b):
         "        Bank Remap Availability Histogram", "            Max                           : 639 bank(s)",
         "            High                          : 0 bank(s)", "            Partial                       : 0 bank(s)",
         "            Low                           : 0 bank(s)", "            None                          : 0 bank(s)"])
-    b.source("reports/nvidia-smi-q-gpu-a03.txt", "node_report", node="gpu-a03", gpu="00000000:5D:00.0", note="taken 20 minutes after the failure by the on-call engineer")
+    b.source("reports/nvidia-smi-q-%s.txt" % bad_node, "node_report", node=bad_node, gpu="00000000:5D:00.0", note="taken 20 minutes after the failure by the on-call engineer")
     E = end + sec(2)
-    b.write("sacct.txt", sacct(421033, "mix-34b-sft", "batch", nodes, S, E, [
+    b.write("sacct.txt", sacct(jobid, "mix-34b-sft", "batch", nodes, S, E, [
         ("", None, "FAILED", "1:0", None, None), (".batch", "batch", "FAILED", "1:0", ["gpu-b07"], None),
         (".extern", "extern", "COMPLETED", "0:0", None, None), (".0", "python", "FAILED", "1:0", None, end)]))
     b.source("sacct.txt", "scheduler")
-    b.workload(id="421033", scheduler="slurm", cluster="ash1", step="421033.0", name="mix-34b-sft", user="rtanaka", queue="batch",
+    b.workload(id=str(jobid), scheduler="slurm", cluster="ash1", step="%d.0" % jobid, name="mix-34b-sft", user="rtanaka", queue="batch",
                state="FAILED", exit_code="1:0", reason="NonZeroExitCode", start=S, end=E, nodes=nodes, ranks=tr.rank_node)
-    b.expected("gpu.memory_ecc", "definitive", "gpu-a03", root_symptom="gpu.xid.48", affected=["gpu-a03"],
+    b.expected("gpu.memory_ecc", "definitive", bad_node, root_symptom="gpu.xid.48", affected=[bad_node],
                explained=["gpu.xid.45"], story="""
-      At 03:41:09 GPU 3 of gpu-a03 (PCI 0000:5d:00, rank 11) reported an uncorrectable double-bit ECC error (Xid 48)
+      At 03:41:09 GPU 3 of {bad} (PCI 0000:5d:00, rank 11) reported an uncorrectable double-bit ECC error (Xid 48)
       and marked a row for remapping (Xid 63). The two Xid 45 lines ('caused by previous Xid 48') are the driver's
       cleanup of the killed channels and Xid 154 only says the GPU now needs a reset. Rank 11 died with 'CUDA error:
-      uncorrectable ECC error encountered'; torchrun terminated the other workers on gpu-a03, and the 24 ranks on gpu-b07,
-      gpu-b09 and gpu-b10 saw their sockets to gpu-a03 close and aborted with ncclRemoteError. nvidia-smi -q confirms one DRAM uncorrectable error with a
-      remap pending. Reset the GPU (activates the remap) before returning gpu-a03 to service.""")
+      uncorrectable ECC error encountered'; torchrun terminated the other workers on {bad}, and the 24 ranks on gpu-b07,
+      gpu-b09 and gpu-b10 saw their sockets to {bad} close and aborted with ncclRemoteError. nvidia-smi -q confirms one DRAM uncorrectable error with a
+      remap pending. Reset the GPU (activates the remap) before returning {bad} to service.""".format(bad=bad_node))
 
 
 @bundle("xid94-contained-ecc")
@@ -231,30 +241,40 @@ def xid94(b):
 
 @bundle("xid119-gsp-timeout")
 def xid119(b):
-    nodes = ["gpu-d01", "gpu-a03", "gpu-d03", "gpu-d04"]
+    xid119_on(b, "gpu-d02", 903412)
+
+
+# The dashboard test's own bundle: the same failure on gpu-a03 (a repeat offender in its store).
+@bundle("xid119-gsp-on-gpu-a03", root=DASHBOARD_BUNDLES)
+def xid119_dashboard(b):
+    xid119_on(b, "gpu-a03", 903577)
+
+
+def xid119_on(b, bad_node, jobid):
+    nodes = ["gpu-d01", bad_node, "gpu-d03", "gpu-d04"]
     S, F = ts("2026-06-08T01:10:44"), ts("2026-06-08T09:21:06.883")
-    tr = Train(903412, nodes, 4, S, seed=4, timeout_ms=600000)
+    tr = Train(jobid, nodes, 4, S, seed=4, timeout_ms=600000)
     start_job(tr, S)
     train(tr, S, F, period=2.6, every=80)
     bad, pci = 7, "c1"
     seq = 88410
     # rank 7 is stuck inside the driver; its heartbeat monitor fires after 480 s
     th = F + sec(483.2)
-    tr.add("gpu-a03", th, "\n".join([
+    tr.add(bad_node, th, "\n".join([
         tr.c10(bad, th, "E", "ProcessGroupNCCL.cpp:1423",
                "[PG 0 (default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or the behavior of watchdog."),
         tr.c10(bad, th + sec(0.002), "E", "ProcessGroupNCCL.cpp:1491", "[PG 0 (default_pg) Rank 7] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=2"),
         tr.c10(bad, th + sec(60.01), "W", "ProcessGroupNCCL.cpp:1308", "[PG 0 (default_pg) Rank 7] timed out after waiting for 60000ms flight recorder dumps to finish."),
         tr.c10(bad, th + sec(60.02), "F", "ProcessGroupNCCL.cpp:1315", "[PG 0 (default_pg) Rank 7] [PG 0 (default_pg) Rank 7] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.")]))
-    end = cascade(tr, seq, F - sec(0.9), skip_nodes=["gpu-a03"])
-    # gpu-a03's other ranks also time out (they wait on rank 7 inside the node)
+    end = cascade(tr, seq, F - sec(0.9), skip_nodes=[bad_node])
+    # the bad node's other ranks also time out (they wait on rank 7 inside the node)
     fails = []
     for l in (0, 1, 2):
         r = 4 + l
         t = F - sec(0.9) + sec(600.05 + 0.01 * l)
         tr.watchdog(r, t, seq)
         fails.append((l, -6, t + sec(0.6)))
-    tr.agent_fail("gpu-a03", end + sec(1.0), [(3, -6, th + sec(61))] + fails)
+    tr.agent_fail(bad_node, end + sec(1.0), [(3, -6, th + sec(61))] + fails)
     for n in nodes:
         b.write("logs/%s.out" % n, tr.render(n))
         b.source("logs/%s.out" % n, "applog", node=n)
@@ -262,13 +282,13 @@ def xid119(b):
         "srun: error: gpu-d01: task 0: Exited with exit code 1",
         "srun: error: gpu-d03: task 2: Exited with exit code 1",
         "srun: error: gpu-d04: task 3: Exited with exit code 1",
-        "slurmstepd: error: *** STEP 903412.0 ON gpu-d01 CANCELLED AT %s ***" % slurm_ts(end + sec(3)),
+        "slurmstepd: error: *** STEP %d.0 ON gpu-d01 CANCELLED AT %s ***" % (jobid, slurm_ts(end + sec(3))),
         "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
-        "slurmstepd: error: Kill task failed for StepId=903412.0 on node gpu-a03",
-        "srun: error: gpu-a03: task 1: Killed"], "gpu-d01")
+        "slurmstepd: error: Kill task failed for StepId=%d.0 on node %s" % (jobid, bad_node),
+        "srun: error: %s: task 1: Killed" % bad_node], "gpu-d01")
     for n in nodes:
         kl = std_kernel(tr, n, "iso", S, end, n=20)
-        if n == "gpu-a03":
+        if n == bad_node:
             xid_header(kl, F - sec(0.0002), pci, "GPU-19e5b07d-4f2c-e611-93aa-0d4c8f12b7e5", "1653022019654")
             pid = tr.pid[bad]
             kl.block(F, ["NVRM: Xid (PCI:0000:c1:00): 119, pid=%d, name=python3, Timeout after 6s of waiting for RPC response from GPU3 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20800a6a 0x4)." % pid,
@@ -289,22 +309,22 @@ def xid119(b):
         b.write("kernel/journal-k-%s.log" % n, kl.lines())
         b.source("kernel/journal-k-%s.log" % n, "syslog", node=n)
     E = end + sec(97)
-    b.write("sacct.txt", sacct(903412, "dit-xl-video", "h100", nodes, S, E, [
+    b.write("sacct.txt", sacct(jobid, "dit-xl-video", "h100", nodes, S, E, [
         ("", None, "FAILED", "1:0", None, None), (".batch", "batch", "FAILED", "1:0", ["gpu-d01"], None),
         (".extern", "extern", "COMPLETED", "0:0", None, None), (".0", "torchrun", "CANCELLED", "0:9", None, E)]))
     b.write("sinfo-R.txt", ["REASON               USER      TIMESTAMP           NODELIST",
-                            "Kill task failed     root      %s gpu-a03" % slurm_ts(E - sec(1))])
+                            "Kill task failed     root      %s %s" % (slurm_ts(E - sec(1)), bad_node)])
     b.source("sacct.txt", "scheduler")
     b.source("sinfo-R.txt", "scheduler", note="sinfo -R after the job ended")
-    b.workload(id="903412", scheduler="slurm", cluster="iad3", step="903412.0", name="dit-xl-video", user="pnair", queue="h100",
+    b.workload(id=str(jobid), scheduler="slurm", cluster="iad3", step="%d.0" % jobid, name="dit-xl-video", user="pnair", queue="h100",
                state="FAILED", exit_code="1:0", reason="NonZeroExitCode", start=S, end=E, nodes=nodes, ranks=tr.rank_node)
-    b.expected("gpu.firmware", "definitive", "gpu-a03", root_symptom="gpu.xid.119", affected=["gpu-a03"],
+    b.expected("gpu.firmware", "definitive", bad_node, root_symptom="gpu.xid.119", affected=[bad_node],
                explained=["nccl.watchdog_timeout"], story="""
-      The GSP firmware of GPU 3 on gpu-a03 (PCI 0000:c1:00) stopped answering RPCs at 09:21:06 (Xid 119 for
+      The GSP firmware of GPU 3 on {bad} (PCI 0000:c1:00) stopped answering RPCs at 09:21:06 (Xid 119 for
       python3, later also for nv-hostengine, rate-limited 'The GPU likely needs to be reset', Xid 154 GPU Reset
       Required). Rank 7 hung inside the driver: its heartbeat monitor fired after 480 s and the task was
       unkillable (hung task, 'Kill task failed', node drained). Every other rank timed out in the watchdog on
-      SeqNum 88410 ten minutes after the GSP timeout. Reset the GPU / check the driver branch for GSP fixes.""")
+      SeqNum 88410 ten minutes after the GSP timeout. Reset the GPU / check the driver branch for GSP fixes.""".format(bad=bad_node))
 
 
 @bundle("xid13-all-gpus-app-fault")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate the sample bundles under samples/. Deterministic; run from anywhere:
+"""Generate the sample bundles under samples/ (and the dashboard test's own bundles under
+tests/dashboard/bundles/). Deterministic; run from anywhere:
 
     python3 samples/_gen/gen.py            # all bundles
     python3 samples/_gen/gen.py xid79      # only bundles whose name contains 'xid79'
@@ -14,8 +15,9 @@ from registry import BUNDLES
 
 if __name__ == "__main__":
     sel = sys.argv[1:]
-    for name, fn in BUNDLES:
+    for name, fn, root in BUNDLES:
         if sel and not any(s in name for s in sel):
             continue
-        fn(Bundle(name))
-        print("wrote", name)
+        b = Bundle(name, root) if root else Bundle(name)
+        fn(b)
+        print("wrote", os.path.relpath(b.dir, os.path.dirname(SAMPLES)))

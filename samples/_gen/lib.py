@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 UTC = dt.timezone.utc
 SAMPLES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DASHBOARD_BUNDLES = os.path.join(os.path.dirname(SAMPLES), "tests", "dashboard", "bundles")
 
 PCI8 = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]   # HGX H100 8-GPU bus numbers
 PCI4 = ["01", "41", "81", "c1"]                           # 4-GPU boxes
@@ -561,9 +562,9 @@ def yq(v):
 
 
 class Bundle:
-    def __init__(self, name):
+    def __init__(self, name, root=SAMPLES):
         self.name = name
-        self.dir = os.path.join(SAMPLES, name)
+        self.dir = os.path.join(root, name)
         self.sources = []
         os.makedirs(self.dir, exist_ok=True)
 
