@@ -5,8 +5,9 @@
     build_store.py --synthetic 50000 OUT.sqlite --cache DIR   (fleet/paging load test)
 
 It runs `attribution-blueprint analyze` on every samples/*/ bundle and inserts rows the way the
-blueprint's store writer does (runs + run_nodes). It is a test fixture only: `make demo` uses the
-real writer (`attribution-blueprint run --adapter static ... --db`).
+blueprint's store writer does (runs + run_nodes). It is a benchmark fixture only (the --synthetic
+fleet/paging load store of docs/dashboard.md): the browser test (run.sh) and `make demo` use the
+product's writer (`attribution-blueprint run --adapter static ... --db`).
 """
 import argparse, concurrent.futures, datetime, json, os, random, sqlite3, subprocess, sys
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The dashboard over a PostgreSQL store: a throwaway PostgreSQL 15 (initdb + pg_ctl on a unix
-# socket, no TCP), the samples written by `run --postgres`, then the same browser test as run.sh.
+# socket, no TCP), the samples and tests/dashboard/bundles/ written by `run --postgres`, then the
+# same browser test as run.sh.
 #   postgres.sh BLUEPRINT_BINARY BUILD_DIR        (exit 77 = skipped)
 set -euo pipefail
 bin=$(realpath "${1:?usage: postgres.sh BLUEPRINT_BINARY BUILD_DIR}")
@@ -34,17 +35,21 @@ trap cleanup EXIT
 psql -h "$T" -U postgres -qc "CREATE DATABASE attribution" postgres
 DSN="host=$T user=postgres dbname=attribution"
 
+# Every sample and the dashboard's own bundles (tests/dashboard/bundles/), by the product's writer.
 bundles=()
-for d in "$root"/samples/*/; do [[ -f $d/workload.yaml ]] && bundles+=(--bundle "${d%/}"); done
+for d in "$root"/samples/*/ "$here"/bundles/*/; do [[ -f $d/workload.yaml ]] && bundles+=(--bundle "${d%/}"); done
+rc=0
 ATTRIBUTION_RULES_DIR=${ATTRIBUTION_RULES_DIR:-$root/rules} \
-  "$bin" run --adapter static "${bundles[@]}" --postgres "$DSN" -j 2 --progress never >"$art/run.log" 2>&1 || true
+  "$bin" run --adapter static "${bundles[@]}" --postgres "$DSN" -j 2 --progress never >"$art/run.log" 2>&1 || rc=$?
 n=$(psql -h "$T" -U postgres -d attribution -Atc "SELECT count(*) FROM runs")
-[[ $n -gt 0 ]] || { echo "FAIL: no runs written"; cat "$art/run.log"; exit 1; }
+[[ $rc -eq 0 && $n -eq $(( ${#bundles[@]} / 2 )) ]] || {
+  echo "FAIL: 'run --postgres' exited $rc and stored $n runs of $(( ${#bundles[@]} / 2 )) bundles"; tail -20 "$art/run.log"; exit 1; }
 
 "$bin" web --postgres "$DSN" --listen 127.0.0.1:0 >"$art/server.log" 2>&1 &
 server=$!
 url=""
-for _ in $(seq 100); do
+deadline=$((SECONDS + 120))  # waits for the "listening on" line; the limit only bounds a hang
+while (( SECONDS < deadline )); do
   url=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$art/server.log")
   [[ -n $url ]] && break
   kill -0 $server 2>/dev/null || { cat "$art/server.log"; exit 1; }
