@@ -5,7 +5,10 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -289,6 +292,7 @@ struct Service::Impl {
   std::unique_ptr<WorkGate> gate;
   IngestOptions ingest_options;
   int bound_port = -1;
+  int listen_fd = -1;  // the listening socket, to raise its backlog after bind
   std::string host;
   std::atomic<bool> stopping{false};
   std::thread janitor;
@@ -1170,6 +1174,16 @@ bool Service::init(std::string& error) {
     d.server = std::make_unique<httplib::Server>();
   }
   d.setup_routes();
+  // Debian's cpp-httplib 0.11.4 listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG is compiled
+  // into the shared library). A burst of more new connections than that overflows the accept
+  // queue: the kernel drops the clients' handshake ACKs (TcpExtListenOverflows), the clients
+  // believe they are connected and send their request into a connection the server never
+  // accepted, and after their read timeout they report a closed connection with no response. Keep
+  // the listening socket and raise its backlog to the system maximum once bound.
+  d.server->set_socket_options([&d](socket_t sock) {
+    httplib::default_socket_options(sock);
+    d.listen_fd = static_cast<int>(sock);
+  });
   if (port == 0) {
     d.bound_port = d.server->bind_to_any_port(d.host);
     if (d.bound_port <= 0) {
@@ -1182,6 +1196,9 @@ bool Service::init(std::string& error) {
       return false;
     }
     d.bound_port = port;
+  }
+  if (d.listen_fd >= 0 && ::listen(d.listen_fd, SOMAXCONN) != 0) {
+    log(LogLevel::kWarn, "listen backlog not raised", {{"errno", std::to_string(errno)}});
   }
   if (!d.cfg.port_file.empty()) {
     std::ofstream pf(d.cfg.port_file + ".tmp");
