@@ -30,9 +30,13 @@ ACKED="$SVC_TMP/acked"
   done
 ) &
 streamer=$!
-# Kill mid-ingest: once a few batches are in, but well before the end.
-for _ in $(seq 1 400); do
-  (( $(wc -l < "$ACKED") >= 8 )) && break
+# Kill mid-ingest: as soon as 8 batches are acknowledged (of $nbatches; each is a curl process and a
+# commit, so the stream is far from its end). Waits on that state, not on a time: a loaded machine
+# only makes this slower (overall limit 300 s); a streamer that stops early fails the test.
+deadline=$((SECONDS + 300))
+until (( $(wc -l < "$ACKED") >= 8 )); do
+  kill -0 "$streamer" 2>/dev/null || svc_fail "the stream stopped after $(wc -l < "$ACKED") batches: $(tail -3 "$SVC_TMP/service.log")"
+  (( SECONDS < deadline )) || svc_fail "8 batches not acknowledged in 300 s"
   sleep 0.01
 done
 kill -9 "$A_PID"

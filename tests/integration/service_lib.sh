@@ -4,6 +4,17 @@
 svc_fail() { echo "FAIL: $*" >&2; exit 1; }
 svc_pass() { echo "ok: $*"; }
 
+# svc_wait_port PID PORTFILE: waits for the service to write its port (it does once it listens),
+# failing at once if it exits; the 120 s limit only bounds a hang, a slow machine just waits.
+svc_wait_port() {
+  local pid=$1 portfile=$2 deadline=$((SECONDS + 120))
+  until [[ -s "$portfile" ]]; do
+    kill -0 "$pid" 2>/dev/null || { cat "$SVC_TMP"/service*.log >&2; svc_fail "service exited at start"; }
+    (( SECONDS < deadline )) || svc_fail "service did not write its port in 120 s"
+    sleep 0.05
+  done
+}
+
 # svc_start VAR_PREFIX DATA_DIR [extra flags...]  → sets ${P}_PID, ${P}_PORT, ${P}_URL
 svc_start() {
   local prefix=$1 data=$2; shift 2
@@ -12,12 +23,7 @@ svc_start() {
   "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$data" --rules "$SVC_SRC/rules" \
       --port-file "$portfile" --log-level warn "$@" >>"$SVC_TMP/service.log" 2>&1 &
   local pid=$!
-  for _ in $(seq 1 300); do
-    [[ -s "$portfile" ]] && break
-    kill -0 "$pid" 2>/dev/null || { cat "$SVC_TMP/service.log" >&2; svc_fail "service exited at start"; }
-    sleep 0.05
-  done
-  [[ -s "$portfile" ]] || svc_fail "service did not write its port"
+  svc_wait_port "$pid" "$portfile"
   local port; port=$(cat "$portfile")
   printf -v "${prefix}_PID" '%s' "$pid"
   printf -v "${prefix}_PORT" '%s' "$port"

@@ -102,6 +102,27 @@ std::string json_array(const std::vector<Observation>& obs, size_t from, size_t 
   return out + "]";
 }
 
+// Waits for a state, not for a time: polls `done` every 10 ms until it holds or `limit` (generous,
+// so that a loaded CI machine only makes the test slower, never red) has passed.
+template <typename F>
+bool wait_until(F done, std::chrono::seconds limit = std::chrono::seconds(120)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// The value of an unlabelled gauge in a /metrics body, or -1.
+long long metric_value(const std::string& body, const std::string& name) {
+  std::istringstream in(body);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(name + " ", 0) == 0) return std::stoll(line.substr(name.size() + 1));
+  return -1;
+}
+
 class TempDir {
  public:
   TempDir() {
@@ -127,12 +148,14 @@ class Running {
     svc_ = std::make_unique<Service>(cfg, rules());
     if (!svc_->init(error_)) return;
     thread_ = std::thread([this] { svc_->run(); });
+    // Up when its readiness probe says so (rules loaded, store open), however long a loaded
+    // machine takes to get there.
     httplib::Client c("127.0.0.1", svc_->port());
-    for (int i = 0; i < 200; ++i) {
-      if (auto r = c.Get("/v2/healthz"); r && r->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    error_ = "service did not come up";
+    if (!wait_until([&] {
+          auto r = c.Get("/v2/readyz");
+          return r && r->status == 200;
+        }))
+      error_ = "service did not become ready";
   }
   ~Running() {
     svc_->stop();
@@ -465,7 +488,7 @@ TEST(ServiceHttp, FullWorkQueueAnswers429) {
   Config cfg = base_config(dir);
   cfg.work_concurrency = 1;
   cfg.work_queue = 0;
-  cfg.request_timeout_s = 5;
+  cfg.request_timeout_s = 120;  // the slow upload below must hold its slot however loaded the machine is
   Running svc(cfg);
   ASSERT_EQ(svc.error(), "");
   auto c = svc.client();
@@ -476,17 +499,19 @@ TEST(ServiceHttp, FullWorkQueueAnswers429) {
   std::string head = "POST /v2/sessions/" + id +
                      "/observations HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100\r\n\r\n";
   ::send(fd, head.data(), head.size(), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Wait until the service reports the slot taken (attribution_work_active is refreshed after each
+  // request, so a /metrics answer shows the gate as it was after the previous one).
+  ASSERT_TRUE(wait_until([&] { return metric_value(c.Get("/metrics")->body, "attribution_work_active") == 1; }))
+      << "the slow upload never held the work slot";
   auto r = c.Post("/v2/sessions/" + id + "/attribute", "", "application/json");
   expect_problem(r, 429, "overloaded");
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   ::close(fd);
   // Once the slot is free, work proceeds.
-  for (int i = 0; i < 100; ++i) {
+  wait_until([&] {
     r = c.Post("/v2/sessions/" + id + "/attribute", "", "application/json");
-    if (r && r->status == 200) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return r && r->status == 200;
+  });
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   auto m = c.Get("/metrics");
@@ -643,10 +668,10 @@ TEST(ServiceHttp, IdleSessionsExpireAfterTtl) {
   std::string id = create_session(c, w.context_json);
   EXPECT_EQ(c.Get("/v2/sessions/" + id)->status, 200);
   int status = 200;
-  for (int i = 0; i < 100 && status == 200; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  wait_until([&] {
     status = c.Get("/v2/sessions/" + id)->status;
-  }
+    return status != 200;
+  });
   EXPECT_EQ(status, 410);
   auto m = c.Get("/metrics");
   EXPECT_NE(m->body.find("attribution_sessions 0"), std::string::npos);
