@@ -17,7 +17,7 @@ TEST_PACKAGES=(
   ripgrep wrk time clang-16 libclang-rt-16-dev
   slurm-wlm slurmdbd mariadb-server munge
   postgresql-15 prometheus chromium
-  python3-matplotlib yamllint jq
+  python3-matplotlib yamllint jq openssl systemd
 )
 
 want=("${BUILD_PACKAGES[@]}")
@@ -49,4 +49,11 @@ if ((${#missing[@]})); then
   $SUDO rm -f /usr/sbin/policy-rc.d
 else
   echo "install-deps: all ${#want[@]} packages present"
+fi
+# The deployment lint checks the Dockerfile's packages with apt-cache: it needs package lists.
+if [[ "${1:-}" == "--test" ]] && ! apt-cache show bash >/dev/null 2>&1; then
+  echo "install-deps: apt package lists are empty; apt-get update"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
 fi

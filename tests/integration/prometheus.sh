@@ -2,16 +2,20 @@
 # Prometheus collector against a real Prometheus (Debian 12: apt-get install prometheus, 2.42):
 # the dcgm-metrics-only-xid79 sample's DCGM series are backfilled with
 #   promtool tsdb create-blocks-from openmetrics FILE DIR
-# and served by prometheus on 127.0.0.1:<free port> (no scraping). Then prometheus_live_test runs.
-# Usage: prometheus.sh BUILD_TEST_DIR   (the directory holding prometheus_live_test)
-# Exit 77 (skipped) when prometheus/promtool are not installed.
+# and served by prometheus on 127.0.0.1:<free port> (no scraping). Then prometheus_live_test runs,
+# then `attribution-blueprint run` end to end with the prometheus collector.
+# Usage: prometheus.sh BUILD_TEST_DIR BLUEPRINT_BINARY   (BUILD_TEST_DIR holds prometheus_live_test)
+# Exit 77 (skipped) when prometheus/promtool are not installed; both parts always run otherwise.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin_dir="${1:-$here/build/tests/blueprint/connectors/suite}"
+bin_dir="${1:?usage: prometheus.sh BUILD_TEST_DIR BLUEPRINT_BINARY}"
+bp="${2:?usage: prometheus.sh BUILD_TEST_DIR BLUEPRINT_BINARY}"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || {
   echo "SKIP: prometheus/promtool not installed (apt-get install prometheus)"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq not installed (apt-get install jq)"; exit 77; }
 test_bin="$bin_dir/prometheus_live_test"
 [ -x "$test_bin" ] || { echo "missing $test_bin"; exit 1; }
+[ -x "$bp" ] || { echo "missing $bp"; exit 1; }
 
 work="$(mktemp -d /tmp/attr-prom-XXXXXX)"
 pid=""
@@ -45,13 +49,11 @@ PROM_URL="http://127.0.0.1:$port" PROM_DOWN_URL="http://127.0.0.1:$down_port" ti
 
 # End to end through `attribution-blueprint run` (static adapter: the sample without its metrics
 # file) with the prometheus collector from a config file.
-bp="${2:-}"
-if [ -n "$bp" ] && [ -x "$bp" ]; then
-  sample="$here/samples/dcgm-metrics-only-xid79"
-  mkdir -p "$work/bundle"
-  cp -r "$sample/logs" "$sample/kernel" "$sample/sacct.txt" "$work/bundle/"
-  awk '/^  - path: metrics\// { skip = 1; next } /^  - path: / { skip = 0 } !skip' "$sample/workload.yaml" > "$work/bundle/workload.yaml"
-  cat > "$work/config.yaml" <<YAML
+sample="$here/samples/dcgm-metrics-only-xid79"
+mkdir -p "$work/bundle"
+cp -r "$sample/logs" "$sample/kernel" "$sample/sacct.txt" "$work/bundle/"
+awk '/^  - path: metrics\// { skip = 1; next } /^  - path: / { skip = 0 } !skip' "$sample/workload.yaml" > "$work/bundle/workload.yaml"
+cat > "$work/config.yaml" <<YAML
 collectors:
   - type: prometheus
     name: prometheus/dcgm
@@ -61,11 +63,11 @@ stores:
   sqlite:
     path: $work/verdicts.sqlite
 YAML
-  timeout 100 "$bp" run --config "$work/config.yaml" --adapter static --bundle "$work/bundle" --jsonl "$work/out.jsonl" > /dev/null 2> "$work/run.stderr" || true
-  got="$(grep -o '"outcome":"[^"]*"' "$work/out.jsonl" | head -1 || true)"
-  if [ "$got" = '"outcome":"gpu.fell_off_bus"' ] && grep -q '"connector":"prometheus/dcgm"' "$work/out.jsonl"; then
-    echo "ok: run with the prometheus collector -> gpu.fell_off_bus"
-  else
-    echo "FAIL: run with the prometheus collector: $got"; tail -5 "$work/run.stderr"; exit 1
-  fi
+timeout 100 "$bp" run --config "$work/config.yaml" --adapter static --bundle "$work/bundle" --jsonl "$work/out.jsonl" > /dev/null 2> "$work/run.stderr" || true
+got="$(jq -r '.outcome' "$work/out.jsonl" 2>/dev/null | head -1 || true)"
+prom_ok="$(jq -r '[.verdict.connector_reports[] | select(.connector == "prometheus/dcgm" and .status == "ok")] | length' "$work/out.jsonl" 2>/dev/null || true)"
+if [ "$got" = gpu.fell_off_bus ] && [ "$prom_ok" = 1 ]; then
+  echo "ok: run with the prometheus collector -> gpu.fell_off_bus"
+else
+  echo "FAIL: run with the prometheus collector: $got"; tail -5 "$work/run.stderr"; exit 1
 fi

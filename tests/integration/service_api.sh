@@ -2,12 +2,14 @@
 # End-to-end API test of attribution-service with curl as the client:
 #  - every sample bundle: create a session, stream its observations as NDJSON chunks, attribute,
 #    and compare byte for byte with the one-shot POST /v2/attributions of the same observations;
-#  - if attribution-blueprint supports --service-url: `analyze BUNDLE` == `analyze BUNDLE --service-url`;
+#  - attribution-blueprint: `analyze BUNDLE` == `analyze BUNDLE --service-url` on every bundle;
 #  - probes, metrics, OpenAPI document, and each error code with problem+json.
-# usage: service_api.sh ATTRIBUTION_SERVICE_BINARY SOURCE_DIR
+# usage: service_api.sh ATTRIBUTION_SERVICE_BINARY SOURCE_DIR ATTRIBUTION_BLUEPRINT_BINARY
 set -euo pipefail
 source "$(dirname "$0")/service_lib.sh"
+BP=${3:?usage: service_api.sh ATTRIBUTION_SERVICE_BINARY SOURCE_DIR ATTRIBUTION_BLUEPRINT_BINARY}
 svc_init "$@"
+[[ -x "$BP" ]] || svc_fail "attribution-blueprint not built: $BP"
 
 svc_start S "$SVC_TMP/data" --max-body-bytes 8388608
 URL=$S_URL
@@ -53,20 +55,19 @@ done
 svc_pass "$n_bundles bundles: streamed session verdict == one-shot verdict (bytes)"
 
 # --- the blueprint, when it speaks to a service: analyze == analyze --service-url
-BP="$(dirname "$SVC_BIN")/../blueprint/attribution-blueprint"
-if [[ -x "$BP" ]] && "$BP" analyze --help 2>&1 | grep -q -- '--service-url'; then
-  for bundle in "$SVC_SRC"/samples/*/; do
-    [[ -f "$bundle/workload.yaml" ]] || continue
-    "$BP" analyze "$bundle" > "$SVC_TMP/embedded.json" 2>/dev/null || true
-    "$BP" analyze "$bundle" --service-url "$URL" > "$SVC_TMP/remote.json" 2>/dev/null || true
-    [[ -s "$SVC_TMP/embedded.json" ]] || svc_fail "blueprint analyze $(basename "$bundle") printed nothing"
-    cmp -s "$SVC_TMP/embedded.json" "$SVC_TMP/remote.json" \
-      || svc_fail "blueprint: $(basename "$bundle"): --service-url verdict differs from the embedded engine"
-  done
-  svc_pass "blueprint analyze --service-url is byte-identical to the embedded engine"
-else
-  echo "note: attribution-blueprint with --service-url not built; skipped that comparison"
-fi
+n_cmp=0
+for bundle in "$SVC_SRC"/samples/*/; do
+  [[ -f "$bundle/workload.yaml" ]] || continue
+  "$BP" analyze "$bundle" > "$SVC_TMP/embedded.json" 2>/dev/null || true
+  "$BP" analyze "$bundle" --service-url "$URL" > "$SVC_TMP/remote.json" 2>"$SVC_TMP/remote.err" || true
+  [[ -s "$SVC_TMP/embedded.json" ]] || svc_fail "blueprint analyze $(basename "$bundle") printed nothing"
+  [[ -s "$SVC_TMP/remote.json" ]] || svc_fail "blueprint analyze $(basename "$bundle") --service-url printed nothing: $(cat "$SVC_TMP/remote.err")"
+  cmp -s "$SVC_TMP/embedded.json" "$SVC_TMP/remote.json" \
+    || svc_fail "blueprint: $(basename "$bundle"): --service-url verdict differs from the embedded engine"
+  n_cmp=$((n_cmp + 1))
+done
+(( n_cmp == n_bundles )) || svc_fail "compared $n_cmp of $n_bundles bundles"
+svc_pass "blueprint analyze --service-url is byte-identical to the embedded engine ($n_cmp bundles)"
 
 # --- compatibility ingest
 [[ $(http POST "$URL/v2/sessions" --data-binary '{"context":{"id":"77","nodes":["gpu-a03"]}}') == 201 ]] || svc_fail create

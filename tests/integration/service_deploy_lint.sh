@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
-# Lints the deployment files as far as this machine allows (no container registry, no cluster):
+# Lints the deployment files (no container registry, no cluster needed):
 #  - systemd unit: systemd-analyze verify (ExecStart pointed at /bin/true) + security settings;
 #  - Kubernetes manifests and the example config: yamllint + structural checks (probes wired to
 #    /v2/healthz and /v2/readyz, non-root, read-only root filesystem, token from a Secret);
 #  - Dockerfile: debian:bookworm-slim runtime, non-root USER, every runtime package exists in apt.
+# Every part runs, or the test is skipped (exit 77, which scripts/run-tests.sh counts as a
+# failure): systemd-analyze (systemd), yamllint and apt-cache with package lists are installed by
+# scripts/install-deps.sh --test.
 # usage: service_deploy_lint.sh SOURCE_DIR
 set -euo pipefail
 SRC=$(realpath "$1")
+skip() { echo "SKIP: $*"; exit 77; }
+command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed (apt-get install systemd)"
+command -v yamllint >/dev/null || skip "yamllint not installed (apt-get install yamllint)"
+command -v apt-cache >/dev/null || skip "apt-cache not installed"
+apt-cache show bash >/dev/null 2>&1 || skip "apt has no package lists (apt-get update); Dockerfile packages cannot be checked"
 D="$SRC/deploy"
 TMP=$(mktemp -d /tmp/attribution-deploy-lint-XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # systemd
-if command -v systemd-analyze >/dev/null; then
-  sed 's#^ExecStart=/usr/bin/attribution-service#ExecStart=/bin/true#' "$D/systemd/attribution-service.service" \
-    > "$TMP/attribution-service.service"
-  systemd-analyze verify "$TMP/attribution-service.service" > "$TMP/verify.log" 2>&1 || true
-  # verify also reports unrelated units of the host; keep only lines about our unit.
-  if grep -i 'attribution-service' "$TMP/verify.log" | grep -vi 'documentation' | grep -q .; then
-    cat "$TMP/verify.log"; fail "systemd-analyze verify reported problems"
-  fi
-else
-  echo "note: systemd-analyze missing; unit not verified"
+sed 's#^ExecStart=/usr/bin/attribution-service#ExecStart=/bin/true#' "$D/systemd/attribution-service.service" \
+  > "$TMP/attribution-service.service"
+systemd-analyze verify "$TMP/attribution-service.service" > "$TMP/verify.log" 2>&1 || true
+# verify also reports unrelated units of the host; keep only lines about our unit.
+if grep -i 'attribution-service' "$TMP/verify.log" | grep -vi 'documentation' | grep -q .; then
+  cat "$TMP/verify.log"; fail "systemd-analyze verify reported problems"
 fi
 for k in DynamicUser=yes StateDirectory=attribution-service ProtectSystem=strict NoNewPrivileges=yes \
          Restart=on-failure 'ExecStart=/usr/bin/attribution-service --listen 127.0.0.1:8000'; do
@@ -31,12 +35,9 @@ done
 echo "ok: systemd unit"
 
 # YAML
-if command -v yamllint >/dev/null; then
-  yamllint -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable, comments: {min-spaces-from-content: 1}}}' \
-    "$D/k8s" "$D/config" || fail "yamllint"
-else
-  echo "note: yamllint missing; YAML style not linted"
-fi
+yamllint -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable, comments: {min-spaces-from-content: 1}}}' \
+  "$D/k8s" "$D/config" || fail "yamllint"
+echo "ok: yamllint"
 python3 - "$D/k8s/attribution-service.yaml" <<'PY' || fail "kubernetes manifest checks"
 import sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
@@ -70,8 +71,7 @@ DF="$D/docker/Dockerfile"
 grep -q '^FROM debian:bookworm-slim' "$DF" || fail "runtime stage must be debian:bookworm-slim"
 grep -Eq '^USER [1-9][0-9]*' "$DF" || fail "runtime must not run as root"
 grep -q 'HEALTHCHECK' "$DF" || fail "no HEALTHCHECK"
-if command -v apt-cache >/dev/null; then
-  pkgs=$(python3 - "$DF" <<'PY'
+pkgs=$(python3 - "$DF" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 runtime = text[text.index("FROM debian:bookworm-slim"):]
@@ -79,10 +79,9 @@ m = re.search(r"--no-install-recommends(.*?)&&", runtime, re.S)
 print(" ".join(w for w in m.group(1).replace("\\", " ").split()))
 PY
 )
-  [[ -n "$pkgs" ]] || fail "could not read the runtime package list"
-  for p in $pkgs; do
-    apt-cache show "$p" > /dev/null 2>&1 || fail "Dockerfile runtime package not in apt: $p"
-  done
-  echo "ok: Dockerfile runtime packages exist: $(echo $pkgs)"
-fi
+[[ -n "$pkgs" ]] || fail "could not read the runtime package list"
+for p in $pkgs; do
+  apt-cache show "$p" > /dev/null 2>&1 || fail "Dockerfile runtime package not in apt: $p"
+done
+echo "ok: Dockerfile runtime packages exist: $(echo $pkgs)"
 echo "PASS service_deploy_lint"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Security and configuration of attribution-service:
 #  - refuses a non-loopback bind without a bearer token; with one, /v2 requires it (probes do not);
-#  - HTTPS with --tls-cert/--tls-key (self-signed certificate made here with openssl);
+#  - HTTPS with --tls-cert/--tls-key (self-signed certificate made here with openssl; exit 77 when
+#    openssl is missing: scripts/install-deps.sh --test installs it);
 #  - configuration precedence: flags > ATTRIBUTION_* environment > config file.
 # usage: service_security.sh ATTRIBUTION_SERVICE_BINARY SOURCE_DIR
 set -euo pipefail
 source "$(dirname "$0")/service_lib.sh"
 svc_init "$@"
+command -v openssl >/dev/null || { echo "SKIP: openssl not installed (apt-get install openssl); TLS cannot be tested"; exit 77; }
 
 # Non-loopback without a token: refuse to start, with a clear message.
 if "$SVC_BIN" --listen 0.0.0.0:0 --data-dir "$SVC_TMP/d0" --rules "$SVC_SRC/rules" > "$SVC_TMP/out0" 2>&1; then
@@ -22,7 +24,7 @@ portfile="$SVC_TMP/d1.port"
 "$SVC_BIN" --listen 0.0.0.0:0 --data-dir "$SVC_TMP/d1" --rules "$SVC_SRC/rules" --auth-token-file "$SVC_TMP/token" \
   --port-file "$portfile" > "$SVC_TMP/service1.log" 2>&1 &
 SVC_PIDS+=($!)
-for _ in $(seq 1 300); do [[ -s "$portfile" ]] && break; sleep 0.05; done
+svc_wait_port "$!" "$portfile"
 URL="http://127.0.0.1:$(cat "$portfile")"
 [[ $(http GET "$URL/v2/healthz") == 200 ]] || svc_fail "healthz must not need the token"
 [[ $(http GET "$URL/v2/readyz") == 200 ]] || svc_fail "readyz must not need the token"
@@ -36,27 +38,23 @@ grep -q "$TOKEN" "$SVC_TMP/service1.log" && svc_fail "the token appears in the l
 svc_pass "bearer token required on /v2 when configured"
 
 # TLS.
-if command -v openssl >/dev/null; then
-  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
-    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
-    -keyout "$SVC_TMP/key.pem" -out "$SVC_TMP/cert.pem" > /dev/null 2>&1
-  svc_start T "$SVC_TMP/d2" --tls-cert "$SVC_TMP/cert.pem" --tls-key "$SVC_TMP/key.pem"
-  code=$(curl -sS --cacert "$SVC_TMP/cert.pem" -o "$SVC_TMP/body" -w '%{http_code}' "https://127.0.0.1:$T_PORT/v2/readyz")
-  [[ $code == 200 ]] || svc_fail "https readyz: $code"
-  code=$(curl -sS --cacert "$SVC_TMP/cert.pem" -o "$SVC_TMP/body" -w '%{http_code}' -X POST \
-           --data-binary '{"context":{"id":"tls"}}' "https://127.0.0.1:$T_PORT/v2/sessions")
-  [[ $code == 201 ]] || svc_fail "https create session: $code"
-  if curl -sS -m 5 -o /dev/null "http://127.0.0.1:$T_PORT/v2/healthz" 2>/dev/null; then
-    code=$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$T_PORT/v2/healthz" 2>/dev/null || true)
-    [[ $code == 200 ]] && svc_fail "plain HTTP answered on the TLS port"
-  fi
-  svc_pass "TLS (cpp-httplib SSLServer)"
-  # Mismatched TLS options are refused.
-  if "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$SVC_TMP/d3" --rules "$SVC_SRC/rules" --tls-cert "$SVC_TMP/cert.pem" \
-       > "$SVC_TMP/out3" 2>&1; then svc_fail "started with a certificate and no key"; fi
-else
-  echo "note: openssl missing; TLS not tested"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+  -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+  -keyout "$SVC_TMP/key.pem" -out "$SVC_TMP/cert.pem" > /dev/null 2>&1
+svc_start T "$SVC_TMP/d2" --tls-cert "$SVC_TMP/cert.pem" --tls-key "$SVC_TMP/key.pem"
+code=$(curl -sS --cacert "$SVC_TMP/cert.pem" -o "$SVC_TMP/body" -w '%{http_code}' "https://127.0.0.1:$T_PORT/v2/readyz")
+[[ $code == 200 ]] || svc_fail "https readyz: $code"
+code=$(curl -sS --cacert "$SVC_TMP/cert.pem" -o "$SVC_TMP/body" -w '%{http_code}' -X POST \
+         --data-binary '{"context":{"id":"tls"}}' "https://127.0.0.1:$T_PORT/v2/sessions")
+[[ $code == 201 ]] || svc_fail "https create session: $code"
+if curl -sS -m 5 -o /dev/null "http://127.0.0.1:$T_PORT/v2/healthz" 2>/dev/null; then
+  code=$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$T_PORT/v2/healthz" 2>/dev/null || true)
+  [[ $code == 200 ]] && svc_fail "plain HTTP answered on the TLS port"
 fi
+svc_pass "TLS (cpp-httplib SSLServer)"
+# Mismatched TLS options are refused.
+if "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$SVC_TMP/d3" --rules "$SVC_SRC/rules" --tls-cert "$SVC_TMP/cert.pem" \
+     > "$SVC_TMP/out3" 2>&1; then svc_fail "started with a certificate and no key"; fi
 
 # Configuration precedence: file < environment < flags.
 cat > "$SVC_TMP/config.yaml" <<YAML
