@@ -184,8 +184,4 @@ class RuleSet {
 
 bool glob_match(const std::string& glob, const std::string& id);
 
-// The pattern as compiled: every literal space outside a character class that carries no
-// quantifier matches a run of spaces (real logs widen blanks). Used for RE2 and Vectorscan alike.
-std::string tolerate_blanks(std::string_view pattern);
-
 }  // namespace attribution

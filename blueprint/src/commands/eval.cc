@@ -149,7 +149,6 @@ CaseResult run_case(const CaseRef& ref, const std::shared_ptr<const RuleSet>& ru
   return r;
 }
 
-bool failed(const CaseResult& r) { return !r.ok || !r.judgement.correct; }
 
 std::string join(const std::vector<std::string>& v, const char* sep) { return fmt::format("{}", fmt::join(v, sep)); }
 

@@ -78,6 +78,12 @@ struct PatternInfo {
 };
 std::vector<PatternInfo> list_patterns(const RuleSet& rules);
 
+// An extractor pattern as the engine compiles it from the rule text: every literal space outside
+// a character class that carries no quantifier matches a run of spaces (real logs widen blanks).
+// Anything that evaluates rule patterns outside the engine (e.g. a log store's query filter) must
+// apply it too, or it will drop lines the engine would match.
+std::string tolerate_blanks(std::string_view pattern);
+
 // Runs every fixture of every rule through the real extraction path. Each fixture line is also
 // re-scanned after unrelated preceding text, so a result that depends on what came before is caught.
 struct FixtureResult {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "attribution/rules.h"
 #include "connectors/files/template.h"
 
 namespace attribution::blueprint {
@@ -23,7 +24,7 @@ std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files,
         if (!x["pattern"]) continue;
         CatalogPattern p;
         p.id = x["id"] ? x["id"].as<std::string>() : "";
-        p.pattern = x["pattern"].as<std::string>();
+        p.pattern = tolerate_blanks(x["pattern"].as<std::string>());  // as the engine compiles it
         p.case_insensitive = x["case_insensitive"] && x["case_insensitive"].as<bool>();
         if (YAML::Node kinds = x["kinds"]; kinds && kinds.IsSequence()) {
           for (const auto& k : kinds)
