@@ -239,7 +239,8 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   std::stable_sort(ordered.begin(), ordered.end(), [](const Group* x, const Group* y) {
     int rx = kRoleOrder.at(x->role), ry = kRoleOrder.at(y->role);
     if (rx != ry) return rx < ry;
-    return std::make_tuple(sort_time(x->first), x->id, x->node) < std::make_tuple(sort_time(y->first), y->id, y->node);
+    TimeNs tx = sort_time(x->first), ty = sort_time(y->first);
+    return std::tie(tx, x->id, x->node) < std::tie(ty, y->id, y->node);
   });
   json symptoms = json::array();
   for (const Group* g : ordered) {
@@ -281,8 +282,10 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   std::vector<int> order(a.items.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return std::make_tuple(sort_time(a.items[x].first()), a.items[x].key) <
-           std::make_tuple(sort_time(a.items[y].first()), a.items[y].key);
+    // Compared in place: building tuples of keys copied three strings per comparison.
+    TimeNs tx = sort_time(a.items[x].first()), ty = sort_time(a.items[y].first());
+    if (tx != ty) return tx < ty;
+    return a.items[x].key < a.items[y].key;
   });
   for (int i : order) {
     const Item& it = a.items[i];
