@@ -45,6 +45,10 @@ void insert_capped(std::vector<T>& sorted, const V& v, size_t cap) {
 
 template <class T>
 void merge_capped(std::vector<T>& into, const std::vector<T>& from, size_t cap) {
+  if (from.size() <= 4) {  // the common case (one source merged into many): no new vector
+    for (const T& v : from) insert_capped(into, v, cap);
+    return;
+  }
   std::vector<T> merged;
   merged.reserve(std::min(into.size() + from.size(), cap));
   std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
@@ -124,47 +128,74 @@ void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std:
   }
 }
 
-void Extraction::merge(const Extraction& other) {
-  for (const auto& [key, src] : other.symptoms_) {
-    auto [it, inserted] = symptoms_.try_emplace(key, src);
-    if (inserted) continue;
-    SymptomRecord& rec = it->second;
-    bool other_first = !src.evidence.empty() &&
-                       (rec.evidence.empty() || evidence_before(src.evidence.front(), rec.evidence.front()));
-    if (other_first) rec.fields = src.fields;
-    rec.count += src.count;
-    rec.first_seen = min_time(rec.first_seen, src.first_seen);
-    rec.last_seen = max_time(rec.last_seen, src.last_seen);
-    std::vector<EvidenceLine> merged;
-    merged.reserve(rec.evidence.size() + src.evidence.size());
-    std::merge(rec.evidence.begin(), rec.evidence.end(), src.evidence.begin(), src.evidence.end(),
-               std::back_inserter(merged), evidence_before);
-    if (merged.size() > kMaxEvidencePerSymptom) merged.resize(kMaxEvidencePerSymptom);
-    rec.evidence = std::move(merged);
-  }
-  for (const auto& [key, src] : other.unrecognized_) {
-    auto [it, inserted] = unrecognized_.try_emplace(key, src);
-    if (inserted) continue;
-    UnrecognizedLine& u = it->second;
-    u.count += src.count;
-    if (std::tie(src.source, src.line) < std::tie(u.source, u.line)) {
-      u.text = src.text;
-      u.source = src.source;
-      u.line = src.line;
+void Extraction::combine(SymptomRecord& rec, SymptomRecord&& src) {
+  bool other_first = !src.evidence.empty() &&
+                     (rec.evidence.empty() || evidence_before(src.evidence.front(), rec.evidence.front()));
+  if (other_first) rec.fields = std::move(src.fields);
+  rec.count += src.count;
+  rec.first_seen = min_time(rec.first_seen, src.first_seen);
+  rec.last_seen = max_time(rec.last_seen, src.last_seen);
+  std::vector<EvidenceLine> merged;
+  merged.reserve(std::min(rec.evidence.size() + src.evidence.size(), kMaxEvidencePerSymptom));
+  auto a = rec.evidence.begin(), ae = rec.evidence.end();
+  auto b = src.evidence.begin(), be = src.evidence.end();
+  // std::merge order (ties take rec's line first), stopping at the cap.
+  while (merged.size() < kMaxEvidencePerSymptom && (a != ae || b != be)) {
+    if (b != be && (a == ae || evidence_before(*b, *a))) {
+      merged.push_back(std::move(*b++));
+    } else {
+      merged.push_back(std::move(*a++));
     }
-    merge_capped(u.sources, src.sources, kMaxUnrecognizedSourceNames);
-    merge_capped(u.source_hashes, src.source_hashes, kMaxUnrecognizedSourceHashes);
   }
+  rec.evidence = std::move(merged);
+}
+
+void Extraction::combine(UnrecognizedLine& u, const UnrecognizedLine& src) {
+  u.count += src.count;
+  if (std::tie(src.source, src.line) < std::tie(u.source, u.line)) {
+    u.text = src.text;
+    u.source = src.source;
+    u.line = src.line;
+  }
+  merge_capped(u.sources, src.sources, kMaxUnrecognizedSourceNames);
+  merge_capped(u.source_hashes, src.source_hashes, kMaxUnrecognizedSourceHashes);
+}
+
+void Extraction::add_totals(const Extraction& other) {
   unrecognized_lines += other.unrecognized_lines;
   unrecognized_dropped += other.unrecognized_dropped;
   prune_unrecognized();
   for (const auto& [k, v] : other.coverage_) coverage_[k] += v;
-  for (int r : other.ranks_seen_) ranks_seen_.insert(r);
+  ranks_seen_.insert(other.ranks_seen_.begin(), other.ranks_seen_.end());
   lines_scanned += other.lines_scanned;
   bytes_scanned += other.bytes_scanned;
   candidate_lines += other.candidate_lines;
   lines_truncated += other.lines_truncated;
   out_of_window += other.out_of_window;
+}
+
+void Extraction::merge(const Extraction& other) {
+  for (const auto& [key, src] : other.symptoms_) {
+    auto [it, inserted] = symptoms_.try_emplace(key, src);
+    if (inserted) continue;
+    combine(it->second, SymptomRecord(src));
+  }
+  for (const auto& [key, src] : other.unrecognized_) {
+    auto [it, inserted] = unrecognized_.try_emplace(key, src);
+    if (inserted) continue;
+    combine(it->second, src);
+  }
+  add_totals(other);
+}
+
+void Extraction::merge(Extraction&& other) {
+  // Records under new keys move over as tree nodes (no copies, no allocation); the keys both
+  // sides hold stay in `other` and are combined as in merge(const Extraction&).
+  symptoms_.merge(other.symptoms_);
+  for (auto& [key, src] : other.symptoms_) combine(symptoms_.find(key)->second, std::move(src));
+  unrecognized_.merge(other.unrecognized_);
+  for (const auto& [key, src] : other.unrecognized_) combine(unrecognized_.find(key)->second, src);
+  add_totals(other);
 }
 
 void Extraction::offset_lines(uint64_t delta) {

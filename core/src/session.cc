@@ -459,6 +459,7 @@ void Session::ingest(const Observation& observation) {
 }
 
 void Session::merge(const Extraction& extraction) { impl_->extraction.merge(extraction); }
+void Session::merge(Extraction&& extraction) { impl_->extraction.merge(std::move(extraction)); }
 
 void Session::add_connector_report(const ConnectorReport& report) {
   auto& reports = impl_->reports;

@@ -86,7 +86,7 @@ std::vector<ConnectorReport> collect_bundle(const Bundle& bundle, Session& sessi
   auto results = scan_files(
       std::shared_ptr<const RuleSet>(std::shared_ptr<const RuleSet>{}, &session.rules()),
       [&] { return session.new_extraction(); }, inputs, so, merged);
-  session.merge(merged);
+  session.merge(std::move(merged));
   for (size_t i = 0; i < results.size(); ++i) {
     size_t si = bundle.text_files[i].source_index;
     obs[si] += results[i].lines;

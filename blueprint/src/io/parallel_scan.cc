@@ -1,6 +1,7 @@
 #include "io/parallel_scan.h"
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "io/file_reader.h"
@@ -36,6 +37,42 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
   }
   unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, std::max<size_t>(1, units.size()));
+  std::vector<ScanFileResult> results(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) results[i].path = inputs[i].path;
+  // Finished units are merged into `out` in unit order (the order, and so the bytes, do not depend
+  // on the thread count) as soon as every earlier unit is finished, and freed: memory holds the
+  // aggregate plus the units finished out of order, not one extraction per file.
+  std::mutex merge_mutex;
+  std::vector<char> done(units.size(), 0);
+  size_t next_merge = 0;
+  bool merging = false;
+  auto finish = [&](size_t u) {
+    {
+      std::lock_guard lock(merge_mutex);
+      done[u] = 1;
+      if (merging) return;  // the thread merging now will take it
+      merging = true;
+    }
+    for (;;) {
+      size_t k;
+      {
+        std::lock_guard lock(merge_mutex);
+        if (next_merge == units.size() || !done[next_merge]) {
+          merging = false;
+          return;
+        }
+        k = next_merge++;
+      }
+      Unit& unit = units[k];
+      ScanFileResult& r = results[unit.input];
+      unit.extraction.offset_lines(r.lines);
+      r.lines += unit.lines;
+      r.bytes += unit.bytes;
+      if (!unit.error.empty() && r.error.empty()) r.error = unit.error;
+      out.merge(std::move(unit.extraction));
+      unit.extraction = Extraction();
+    }
+  };
   std::atomic<size_t> next{0};
   auto worker = [&] {
     Scanner scanner(rules);
@@ -47,6 +84,7 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
       auto reader = ChunkReader::open(in.path, unit.begin, unit.end, options.chunk_bytes, error, &buffer);
       if (!reader) {
         unit.error = error;
+        finish(u);
         continue;
       }
       Chunk chunk;
@@ -55,6 +93,8 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
       }
       unit.error = reader->error();
       unit.bytes = reader->bytes_read();
+      reader.reset();
+      finish(u);
     }
   };
   if (threads <= 1) {
@@ -62,16 +102,6 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
   } else {
     std::vector<std::jthread> pool;
     for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-  }
-  std::vector<ScanFileResult> results(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) results[i].path = inputs[i].path;
-  for (Unit& unit : units) {
-    ScanFileResult& r = results[unit.input];
-    unit.extraction.offset_lines(r.lines);
-    r.lines += unit.lines;
-    r.bytes += unit.bytes;
-    if (!unit.error.empty() && r.error.empty()) r.error = unit.error;
-    out.merge(unit.extraction);
   }
   return results;
 }

@@ -78,6 +78,9 @@ class Extraction {
   void add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
            EvidenceLine&& evidence);
   void merge(const Extraction& other);
+  // The same result as merge(other); moves other's records instead of copying them (other is left
+  // valid but unspecified).
+  void merge(Extraction&& other);
   void note_coverage(ObservationKind kind, const std::string& node, uint64_t lines,
                      uint64_t bytes);
   // Adds `delta` to every evidence line number (for a byte range scanned with first_line = 1
@@ -114,6 +117,9 @@ class Extraction {
 
  private:
   void prune_unrecognized();
+  void combine(SymptomRecord& rec, SymptomRecord&& src);
+  void combine(UnrecognizedLine& u, const UnrecognizedLine& src);
+  void add_totals(const Extraction& other);
 
   std::map<SymptomKey, SymptomRecord> symptoms_;
   std::map<std::string, UnrecognizedLine, std::less<>> unrecognized_;
@@ -194,6 +200,7 @@ class Session {
   void ingest(const Observation& observation);
   // Symptoms extracted elsewhere (parallel scanners).
   void merge(const Extraction& extraction);
+  void merge(Extraction&& extraction);
   void add_connector_report(const ConnectorReport& report);
 
   const Extraction& extraction() const;
