@@ -7,7 +7,10 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
+#include <string_view>
 
 #include "io/timezone.h"
 
@@ -31,12 +34,33 @@ int rank_from_name(const std::string& name) {
   return kNoRank;
 }
 
-std::string node_from_path(const std::string& rel, const std::vector<std::string>& nodes) {
-  std::string best;
-  for (const auto& n : nodes) {
-    if (n.size() > best.size() && rel.find(n) != std::string::npos) best = n;
+// Node names grouped by length, longest first, each group sorted.
+using NodeNamesByLength = std::vector<std::pair<size_t, std::vector<std::string>>>;
+
+NodeNamesByLength group_node_names(const std::vector<std::string>& sorted_names) {
+  std::map<size_t, std::vector<std::string>, std::greater<>> by_len;
+  for (const auto& n : sorted_names)
+    if (!n.empty()) by_len[n.size()].push_back(n);  // stays sorted within a length
+  return {by_len.begin(), by_len.end()};
+}
+
+// The longest node name that occurs in `rel`, the smallest of those of that length: each
+// substring of `rel` of a name's length is looked up (not every name searched in `rel`, which is
+// files x nodes string searches on a 16,384-rank bundle).
+std::string node_from_path(const std::string& rel, const NodeNamesByLength& nodes) {
+  std::string_view r(rel);
+  for (const auto& [len, names] : nodes) {
+    if (len > r.size()) continue;
+    const std::string* best = nullptr;
+    for (size_t i = 0; i + len <= r.size(); ++i) {
+      std::string_view sub = r.substr(i, len);
+      auto it = std::lower_bound(names.begin(), names.end(), sub,
+                                 [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
+      if (it != names.end() && std::string_view(*it) == sub && (!best || *it < *best)) best = &*it;
+    }
+    if (best) return *best;
   }
-  return best;
+  return "";
 }
 
 int year_of(TimeNs t) {
@@ -74,6 +98,9 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
   for (const auto& [r, n] : ctx.ranks) node_names.push_back(n);
   std::sort(node_names.begin(), node_names.end());
   node_names.erase(std::unique(node_names.begin(), node_names.end()), node_names.end());
+  const NodeNamesByLength nodes_by_length = group_node_names(node_names);
+  // weakly_canonical of each match's directory, computed once per directory.
+  std::map<std::string, fs::path> canonical_dirs;
   for (size_t si = 0; si < b.manifest.sources.size(); ++si) {
     const BundleSource& s = b.manifest.sources[si];
     Bundle::SourceStatus status{s.path, 0, ""};
@@ -97,7 +124,26 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
     globfree(&g);
     std::sort(matches.begin(), matches.end());
     for (const auto& m : matches) {
-      fs::path real = fs::weakly_canonical(m, ec);
+      // A file that is not itself a symlink resolves to its resolved directory plus its name;
+      // the directory is resolved once (not a realpath per file of a 16,384-file bundle).
+      fs::path mp(m);
+      fs::path real;
+      bool fast = false;
+      std::string fname = mp.filename().string();
+      if (!fname.empty() && fname != "." && fname != ".." && !fs::is_symlink(fs::symlink_status(mp, ec)) && !ec) {
+        std::string parent = mp.parent_path().string();
+        auto cd = canonical_dirs.find(parent);
+        if (cd == canonical_dirs.end()) {
+          std::error_code pec;
+          fs::path pc = fs::weakly_canonical(mp.parent_path(), pec);
+          if (!pec) cd = canonical_dirs.emplace(parent, pc).first;
+        }
+        if (cd != canonical_dirs.end()) {
+          real = cd->second / fname;
+          fast = true;
+        }
+      }
+      if (!fast) real = fs::weakly_canonical(m, ec);
       std::string real_s = real.string();
       if (ec || real_s.compare(0, root.string().size(), root.string()) != 0) {
         status.error = fmt::format("{}: resolves outside the bundle; skipped", m);
@@ -106,7 +152,7 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
       if (!fs::is_regular_file(real, ec)) continue;
       BundleFile f;
       f.path = m;
-      f.relative = fs::relative(m, dir, ec).string();
+      f.relative = (fast && !root.empty() ? real.lexically_relative(root) : fs::relative(m, dir, ec)).string();
       f.source = s.defaults;
       f.source.name = f.relative;
       f.source.utc_offset_s = offset;
@@ -116,7 +162,7 @@ bool read_bundle(const std::string& dir, Bundle& b, std::string& error) {
       if (f.source.rank == kNoRank && matches.size() == 1 && s.path.find('*') != std::string::npos)
         f.source.rank = rank_from_name(fs::path(m).filename().string());
       if (f.source.node.empty()) {
-        f.source.node = node_from_path(f.relative, node_names);
+        f.source.node = node_from_path(f.relative, nodes_by_length);
         if (f.source.node.empty() && f.source.rank != kNoRank) {
           auto it = ctx.ranks.find(f.source.rank);
           if (it != ctx.ranks.end()) f.source.node = it->second;
