@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace attribution {
 struct Item {
   SymptomKey key;
   const SymptomRecord* rec = nullptr;
-  SymptomAttrs attrs;
+  std::shared_ptr<const SymptomAttrs> attrs;  // shared by the items of one symptom (a 16,384-rank job has 112k items)
   std::string label;
   bool indirect = false;
   bool synthetic = false;

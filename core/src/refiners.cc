@@ -36,7 +36,7 @@ std::vector<int> by_strength(const Analysis& a, const std::vector<int>& idx) {
   std::sort(out.begin(), out.end(), [&](int x, int y) {
     const Item& ix = a.items[x];
     const Item& iy = a.items[y];
-    if (ix.attrs.priority != iy.attrs.priority) return ix.attrs.priority > iy.attrs.priority;
+    if (ix.attrs->priority != iy.attrs->priority) return ix.attrs->priority > iy.attrs->priority;
     if (sort_time(ix.first()) != sort_time(iy.first())) return sort_time(ix.first()) < sort_time(iy.first());
     return ix.key < iy.key;
   });
@@ -83,15 +83,15 @@ SymptomAttrs make_attrs(std::string label, std::string domain, std::string outco
 // firmware (GPU, host, PCIe). A consequence is explained only by a cause at least as deep: an
 // application fault never explains a later hardware fault.
 int depth(const Item& it) {
-  if (it.attrs.domain == "application") return 1;
-  const std::string& o = it.attrs.outcome;
+  if (it.attrs->domain == "application") return 1;
+  const std::string& o = it.attrs->outcome;
   if (o == "gpu.driver") return 2;
   if (starts_with(o, "gpu.") || starts_with(o, "node.")) return 3;
   return 2;
 }
 
 bool may_explain(const Item& cause, const Item& effect) {
-  if (effect.attrs.role != "cause") return true;
+  if (effect.attrs->role != "cause") return true;
   return depth(effect) < 3 || depth(cause) >= depth(effect);
 }
 
@@ -157,7 +157,7 @@ void xid_followups(const Refiner& r, Analysis& a) {
     });
     int primary = -1;
     for (int i : idx) {
-      if (a.items[i].attrs.role == "cause" && a.items[i].active()) {
+      if (a.items[i].attrs->role == "cause" && a.items[i].active()) {
         primary = i;
         break;
       }
@@ -172,7 +172,7 @@ void xid_followups(const Refiner& r, Analysis& a) {
     // root and the earlier fault its symptom.
     if (depth(a.items[primary]) == 1) {
       for (int i : idx) {
-        if (i == primary || !a.items[i].active() || a.items[i].attrs.role != "cause" || depth(a.items[i]) < 3) continue;
+        if (i == primary || !a.items[i].active() || a.items[i].attrs->role != "cause" || depth(a.items[i]) < 3) continue;
         if (within_window(a.items[i], a.items[primary], 600 * kSecond, 5 * kSecond)) {
           a.explain(primary, i, r.id);
           break;
@@ -262,13 +262,13 @@ void peer_convergence(const Refiner& r, Analysis& a) {
   }
   int strongest_elsewhere = 0;
   for (const Item& it : a.items) {
-    if (it.active() && it.attrs.role == "cause") strongest_elsewhere = std::max(strongest_elsewhere, it.attrs.priority);
+    if (it.active() && it.attrs->role == "cause") strongest_elsewhere = std::max(strongest_elsewhere, it.attrs->priority);
   }
   for (const auto& [peer, reporters] : by_peer) {
     std::vector<int> causes;
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
       const Item& it = a.items[i];
-      if (it.active() && it.attrs.role == "cause" && it.key.node == peer) causes.push_back(i);
+      if (it.active() && it.attrs->role == "cause" && it.key.node == peer) causes.push_back(i);
     }
     if (!causes.empty()) {
       int cause = by_strength(a, causes).front();
@@ -378,7 +378,7 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   }
   if (timeouts.empty()) return;
   for (const Item& it : a.items) {
-    if (it.active() && it.attrs.role == "cause" && it.attrs.priority > 30) return;  // a real cause exists
+    if (it.active() && it.attrs->role == "cause" && it.attrs->priority > 30) return;  // a real cause exists
   }
   int64_t top = -1;
   for (const auto& [rank, seq] : max_seq) top = std::max(top, seq);
@@ -448,7 +448,7 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
     attrs.indirect = true;
     int s = a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, attrs, combine(a, timeouts), true);
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
-      if (i != s && a.items[i].active() && a.items[i].attrs.role == "victim") a.explain(i, s, r.id);
+      if (i != s && a.items[i].active() && a.items[i].attrs->role == "victim") a.explain(i, s, r.id);
     }
     return;
   }
@@ -500,7 +500,7 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   int s = a.add_synthetic({"application.stuck_rank", node_of(rank), rank, ""}, attrs, std::move(rec), true);
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     Item& it = a.items[i];
-    if (i == s || !it.active() || it.attrs.role != "victim") continue;
+    if (i == s || !it.active() || it.attrs->role != "victim") continue;
     a.explain(i, s, r.id);
   }
 }
@@ -512,7 +512,7 @@ void repeat_gpu_fault(const Refiner& r, Analysis& a) {
   std::map<std::string, std::set<std::string>> gpus_per_node;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
-    if (!it.active() || it.attrs.role != "cause" || !app_or_hardware_xid(it) || it.key.gpu.empty()) continue;
+    if (!it.active() || it.attrs->role != "cause" || !app_or_hardware_xid(it) || it.key.gpu.empty()) continue;
     per_gpu[{it.key.node, it.key.gpu}].push_back(i);
     gpus_per_node[it.key.node].insert(it.key.gpu);
   }
@@ -524,7 +524,7 @@ void repeat_gpu_fault(const Refiner& r, Analysis& a) {
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {  // the GPU's faults before this job
       const Item& h = a.items[i];
       if (h.key.node == where.first && h.key.gpu == where.second && h.key.id.compare(0, 16, "history.gpu.xid.") == 0 &&
-          h.attrs.extra.count("class") && h.attrs.extra.at("class") == "app")
+          h.attrs->extra.count("class") && h.attrs->extra.at("class") == "app")
         all.push_back(i);
     }
     for (int i : all) {
@@ -614,9 +614,9 @@ void slurm_teardown(const Refiner& r, Analysis& a) {
       if (plain < 0 || sort_time(it.first()) < sort_time(a.items[plain].first())) plain = i;
       continue;
     }
-    bool failure = (it.attrs.role == "cause" && it.attrs.domain != "scheduler" && !it.synthetic) ||
-                   (it.attrs.terminal && it.attrs.domain != "scheduler" && !starts_with(it.key.id, "slurm.state."));
-    if (it.attrs.role == "cause" && it.attrs.domain != "scheduler" && !it.synthetic) other_cause = true;
+    bool failure = (it.attrs->role == "cause" && it.attrs->domain != "scheduler" && !it.synthetic) ||
+                   (it.attrs->terminal && it.attrs->domain != "scheduler" && !starts_with(it.key.id, "slurm.state."));
+    if (it.attrs->role == "cause" && it.attrs->domain != "scheduler" && !it.synthetic) other_cause = true;
     // Collectives timing out: the task died of the hang (watchdog abort), which is the story.
     if (it.active() && (it.key.id == "nccl.watchdog_timeout" || it.key.id == "nccl.watchdog_progress")) other_cause = true;
     if (failure) {
@@ -698,7 +698,7 @@ void slurm_teardown(const Refiner& r, Analysis& a) {
 // probable cause, instead of nothing.
 void victim_domain(const Refiner& r, Analysis& a) {
   for (const Item& it : a.items) {
-    if (it.active() && it.attrs.role == "cause") return;
+    if (it.active() && it.attrs->role == "cause") return;
   }
   static const std::set<std::string> kPointing = {"gpu", "network", "node", "storage"};
   std::vector<int> pointing;
@@ -706,11 +706,11 @@ void victim_domain(const Refiner& r, Analysis& a) {
   std::set<std::string> domains, ids;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
-    if (!it.active() || it.attrs.role != "victim" || !kPointing.count(it.attrs.domain)) continue;
-    if (!starts_with(it.attrs.outcome, it.attrs.domain + ".")) continue;
+    if (!it.active() || it.attrs->role != "victim" || !kPointing.count(it.attrs->domain)) continue;
+    if (!starts_with(it.attrs->outcome, it.attrs->domain + ".")) continue;
     pointing.push_back(i);
-    domains.insert(it.attrs.domain);
-    outcomes[it.attrs.outcome] += it.rec->count;
+    domains.insert(it.attrs->domain);
+    outcomes[it.attrs->outcome] += it.rec->count;
     ids.insert(it.key.id);
   }
   if (pointing.empty() || domains.size() != 1) return;
@@ -790,9 +790,9 @@ void scheduler_state(const Refiner& /*r*/, Analysis& a) {
 
 bool app_or_hardware_xid(const Item& it) {
   if (it.key.id.compare(0, 8, "gpu.xid.") != 0) return false;
-  auto cls = it.attrs.extra.find("class");
-  auto detail = it.attrs.extra.find("class_detail");
-  if (cls == it.attrs.extra.end() || cls->second != "app" || detail == it.attrs.extra.end()) return false;
+  auto cls = it.attrs->extra.find("class");
+  auto detail = it.attrs->extra.find("class_detail");
+  if (cls == it.attrs->extra.end() || cls->second != "app" || detail == it.attrs->extra.end()) return false;
   return detail->second.find("hw") != std::string::npos || detail->second.find("drv") != std::string::npos;
 }
 
@@ -801,9 +801,9 @@ int Analysis::add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord re
   Item item;
   item.key = std::move(key);
   item.rec = &synthetic_records.back();
-  item.attrs = std::move(attrs);
-  item.label = render_label(item.attrs.label, item.rec->fields);
-  item.indirect = indirect || item.attrs.indirect;
+  item.attrs = std::make_shared<const SymptomAttrs>(std::move(attrs));
+  item.label = render_label(item.attrs->label, item.rec->fields);
+  item.indirect = indirect || item.attrs->indirect;
   item.synthetic = true;
   items.push_back(std::move(item));
   return static_cast<int>(items.size()) - 1;
@@ -826,7 +826,7 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
     if (!it.active() || !matches_any(r.cause, it.key.id)) continue;
-    if (!r.cause_role.empty() && it.attrs.role != r.cause_role) continue;
+    if (!r.cause_role.empty() && it.attrs->role != r.cause_role) continue;
     causes.push_back(i);
   }
   for (int c : by_strength(a, causes)) {
@@ -835,7 +835,7 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
     for (int e = 0; e < static_cast<int>(a.items.size()); ++e) {
       Item& effect = a.items[e];
       if (e == c || !effect.active() || !matches_any(r.explains, effect.key.id)) continue;
-      if (effect.attrs.role == "cause" && effect.attrs.priority > cause.attrs.priority) continue;
+      if (effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority) continue;
       if (!may_explain(cause, effect)) continue;
       if (r.scope == "same_node" && (effect.key.node.empty() || effect.key.node != cause.key.node)) continue;
       if (r.scope == "same_gpu" && (effect.key.node != cause.key.node || effect.key.gpu != cause.key.gpu)) continue;

@@ -35,6 +35,22 @@ void build_items(Analysis& a) {
   std::set<std::string> job_nodes(a.context.nodes.begin(), a.context.nodes.end());
   for (const auto& [rank, node] : a.context.ranks) job_nodes.insert(node);
   TimeNs lo = kNoTime, hi = kNoTime;
+  struct AttrsKey {
+    std::string_view id;
+    const std::string* catalog;
+    const std::string* catalog_key;
+    static int cmp(const std::string* x, const std::string* y) {
+      if (!x || !y) return (x != nullptr) - (y != nullptr);
+      return x->compare(*y);
+    }
+    bool operator<(const AttrsKey& o) const {
+      if (int c = id.compare(o.id)) return c < 0;
+      if (int c = cmp(catalog, o.catalog)) return c < 0;
+      return cmp(catalog_key, o.catalog_key) < 0;
+    }
+  };
+  std::map<AttrsKey, std::shared_ptr<const SymptomAttrs>> attrs_cache;
+  a.items.reserve(a.extraction.symptoms().size());
   for (const auto& [key, rec] : a.extraction.symptoms()) {
     Item it;
     it.key = key;
@@ -43,15 +59,25 @@ void build_items(Analysis& a) {
       if (r != a.context.ranks.end()) it.key.node = r->second;
     }
     it.rec = &rec;
-    it.attrs = a.rules.attributes(key.id, rec.fields);
-    if (key.id.compare(0, 8, "history.") == 0) {  // outside the job's window: context only
-      it.attrs.role = "context";
-      it.attrs.priority = 0;
-      it.attrs.terminal = false;
-      it.attrs.label = "earlier, outside this job: " + it.attrs.label;
+    // Attributes depend on the symptom id and the catalog capture only: one shared copy per
+    // distinct (id, catalog, catalog key), not one per item.
+    auto cat = rec.fields.find("_catalog");
+    auto cat_key = rec.fields.find("_catalog_key");
+    std::shared_ptr<const SymptomAttrs>& shared = attrs_cache[{key.id, cat == rec.fields.end() ? nullptr : &cat->second,
+                                                               cat_key == rec.fields.end() ? nullptr : &cat_key->second}];
+    if (!shared) {
+      SymptomAttrs attrs = a.rules.attributes(key.id, rec.fields);
+      if (key.id.compare(0, 8, "history.") == 0) {  // outside the job's window: context only
+        attrs.role = "context";
+        attrs.priority = 0;
+        attrs.terminal = false;
+        attrs.label = "earlier, outside this job: " + attrs.label;
+      }
+      shared = std::make_shared<const SymptomAttrs>(std::move(attrs));
     }
-    it.label = render_label(it.attrs.label.empty() ? key.id : it.attrs.label, rec.fields);
-    it.indirect = it.attrs.indirect || all_metric_evidence(rec);
+    it.attrs = shared;
+    it.label = render_label(it.attrs->label.empty() ? key.id : it.attrs->label, rec.fields);
+    it.indirect = it.attrs->indirect || all_metric_evidence(rec);
     if (!job_nodes.empty() && !it.key.node.empty() && !job_nodes.count(it.key.node) &&
         it.key.id != "net.address") {
       it.filtered = true;  // a line about a host outside the job (shared syslog, controller log)
@@ -139,7 +165,7 @@ std::string infer_node(const Analysis& a, const Item& root, std::string* why) {
     *why = "the only node any collected source names";
     return *covered.begin();
   }
-  if (root.attrs.domain == "scheduler") return "";
+  if (root.attrs->domain == "scheduler") return "";
   std::set<std::string> explained_on;  // the same event as seen by another source that names the host
   for (const Item& other : a.items) {
     if (other.explained_by >= 0 && &a.items[other.explained_by] == &root && !other.key.node.empty())
@@ -151,7 +177,7 @@ std::string infer_node(const Analysis& a, const Item& root, std::string* why) {
   }
   std::set<std::string> failed_on;
   for (const Item& other : a.items) {
-    if (other.filtered || !other.attrs.terminal || other.key.node.empty()) continue;
+    if (other.filtered || !other.attrs->terminal || other.key.node.empty()) continue;
     if (other.key.id.rfind("slurm.state.", 0) == 0 || other.key.id.rfind("scheduler.", 0) == 0) continue;
     failed_on.insert(other.key.node);
   }
@@ -167,12 +193,12 @@ Outcome decide(Analysis& a) {
   std::vector<int> causes;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
-    if (it.active() && it.attrs.role == "cause") causes.push_back(i);
+    if (it.active() && it.attrs->role == "cause") causes.push_back(i);
   }
   std::sort(causes.begin(), causes.end(), [&](int x, int y) {
     const Item& ix = a.items[x];
     const Item& iy = a.items[y];
-    if (ix.attrs.priority != iy.attrs.priority) return ix.attrs.priority > iy.attrs.priority;
+    if (ix.attrs->priority != iy.attrs->priority) return ix.attrs->priority > iy.attrs->priority;
     if (sort_time(ix.first()) != sort_time(iy.first())) return sort_time(ix.first()) < sort_time(iy.first());
     return ix.key < iy.key;
   });
@@ -186,7 +212,7 @@ Outcome decide(Analysis& a) {
   if (record_success) {
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
       const Item& it = a.items[i];
-      if (!it.attrs.terminal || it.filtered) continue;
+      if (!it.attrs->terminal || it.filtered) continue;
       if (contradiction < 0 || sort_time(it.first()) < sort_time(a.items[contradiction].first()) ||
           (it.first() == a.items[contradiction].first() && it.key < a.items[contradiction].key))
         contradiction = i;
@@ -230,7 +256,7 @@ Outcome decide(Analysis& a) {
   if (a.items[o.root].key.node.empty()) {
     for (int i : causes) {
       const Item& it = a.items[i];
-      if (it.attrs.priority != a.items[o.root].attrs.priority) break;
+      if (it.attrs->priority != a.items[o.root].attrs->priority) break;
       if (it.key.id == a.items[o.root].key.id && !it.key.node.empty()) {
         o.root = i;
         break;
@@ -247,11 +273,11 @@ Outcome decide(Analysis& a) {
   static const std::set<std::string> kNodeLocal = {"gpu", "node"};
   for (int i : causes) {
     const Item& it = a.items[i];
-    if (i == o.root || it.attrs.priority / 10 != root.attrs.priority / 10) continue;
+    if (i == o.root || it.attrs->priority / 10 != root.attrs->priority / 10) continue;
     if (it.key.node == root.key.node) continue;  // same node: the culprit is clear
     if (it.key.id == root.key.id && (it.key.node.empty() || root.key.node.empty())) continue;
-    bool different_outcome = it.attrs.outcome != root.attrs.outcome;
-    if (!different_outcome && !kNodeLocal.count(it.attrs.domain)) continue;
+    bool different_outcome = it.attrs->outcome != root.attrs->outcome;
+    if (!different_outcome && !kNodeLocal.count(it.attrs->domain)) continue;
     TimeNs gap = 0;
     bool close_in_time = it.first() == kNoTime || root.first() == kNoTime ||
                          (!__builtin_sub_overflow(it.first(), root.first(), &gap) && gap <= 60 * kSecond &&
@@ -263,8 +289,8 @@ Outcome decide(Analysis& a) {
       continue;
     o.rivals.push_back(i);
   }
-  o.outcome = root.attrs.outcome;
-  o.domain = root.attrs.domain;
+  o.outcome = root.attrs->outcome;
+  o.domain = root.attrs->domain;
   std::string where = root.key.node.empty() ? "" : " on " + root.key.node;
   if (!o.rivals.empty()) {
     o.quality = "ambiguous";
@@ -347,9 +373,9 @@ Outcome decide(Analysis& a) {
   // A full local disk is the node's to fix too; a shared filesystem is not.
   static const std::set<std::string> kActionable = {"gpu", "node"};
   auto add_node = [&](const Item& it) {
-    bool network_node = it.attrs.domain == "network" && it.attrs.outcome != "network.configuration";
-    bool local_disk = it.attrs.outcome == "storage.disk_full";
-    if ((kActionable.count(it.attrs.domain) || network_node || local_disk) && !it.key.node.empty())
+    bool network_node = it.attrs->domain == "network" && it.attrs->outcome != "network.configuration";
+    bool local_disk = it.attrs->outcome == "storage.disk_full";
+    if ((kActionable.count(it.attrs->domain) || network_node || local_disk) && !it.key.node.empty())
       o.affected_nodes.push_back(it.key.node);
   };
   add_node(root);
@@ -357,12 +383,12 @@ Outcome decide(Analysis& a) {
   o.culprit_node = root.key.node;
   // A scheduler decision names no culprit (the node in "JOB n ON node CANCELLED" is the batch
   // node), except an eviction: the node whose pressure evicted the pod is where to look.
-  bool scheduler_decision = root.attrs.domain == "scheduler" && root.attrs.outcome != "scheduler.evicted";
+  bool scheduler_decision = root.attrs->domain == "scheduler" && root.attrs->outcome != "scheduler.evicted";
   if (scheduler_decision || !o.rivals.empty()) o.culprit_node.clear();
   // The workload's own error on several nodes at once (the same bad binary or config everywhere):
   // no node is the culprit.
   bool everywhere = false;
-  if (root.attrs.domain == "application" && !o.culprit_node.empty()) {
+  if (root.attrs->domain == "application" && !o.culprit_node.empty()) {
     std::set<std::string> nodes;
     for (int i : causes) {
       if (a.items[i].key.id == root.key.id && !a.items[i].key.node.empty()) nodes.insert(a.items[i].key.node);
@@ -374,7 +400,7 @@ Outcome decide(Analysis& a) {
     }
   }
   // A shared filesystem failing is nobody's node, whichever client reported it.
-  const bool shared = root.attrs.outcome == "storage.filesystem";
+  const bool shared = root.attrs->outcome == "storage.filesystem";
   if (o.culprit_node.empty() && !scheduler_decision && o.rivals.empty() && !everywhere && !shared) {
     std::string why;
     o.culprit_node = infer_node(a, root, &why);

@@ -103,8 +103,8 @@ std::string role_of(const Analysis& a, const Outcome& o, int i) {
   if (std::find(o.root_group.begin(), o.root_group.end(), i) != o.root_group.end()) return "root_cause";
   if (std::find(o.rivals.begin(), o.rivals.end(), i) != o.rivals.end()) return "candidate";
   if (it.explained_by >= 0) return "explained";
-  if (it.attrs.role == "context") return "context";
-  return it.attrs.role == "victim" ? "unexplained_victim" : "unexplained_cause";
+  if (it.attrs->role == "context") return "context";
+  return it.attrs->role == "victim" ? "unexplained_victim" : "unexplained_cause";
 }
 
 }  // namespace
@@ -153,8 +153,8 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
                {"indirect", root.indirect}};
     if (ranks.size() > 1) rc["ranks"] = compress_ranks(ranks);
     for (const auto& key : {"action", "class", "mnemonic"}) {
-      auto it = root.attrs.extra.find(key);
-      if (it != root.attrs.extra.end()) rc[key == std::string("action") ? "recommended_action" : key] = it->second;
+      auto it = root.attrs->extra.find(key);
+      if (it != root.attrs->extra.end()) rc[key == std::string("action") ? "recommended_action" : key] = it->second;
     }
     v["root_cause"] = rc;
   } else {
@@ -173,8 +173,8 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
                             {"label", it.label},
                             {"node", it.key.node},
                             {"rank", it.key.rank == kNoRank ? json(nullptr) : json(it.key.rank)},
-                            {"outcome", it.attrs.outcome},
-                            {"domain", it.attrs.domain},
+                            {"outcome", it.attrs->outcome},
+                            {"domain", it.attrs->domain},
                             {"first_seen", time_json(it.first())},
                             {"evidence", evidence.add(it, 2)}});
     }
@@ -212,7 +212,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
       g.id = it.key.id;
       g.node = it.key.node;
       g.label = it.label;
-      g.domain = it.attrs.domain;
+      g.domain = it.attrs->domain;
       g.role = role;
     } else if (role == "root_cause" || (role == "candidate" && g.role != "root_cause")) {
       g.role = role;
@@ -289,7 +289,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   });
   for (int i : order) {
     const Item& it = a.items[i];
-    if (it.filtered || it.attrs.role == "context") continue;
+    if (it.filtered || it.attrs->role == "context") continue;
     if (!seen.insert({it.key.id, it.explained_by >= 0 ? a.items[it.explained_by].key.id : ""}).second) continue;
     evidence.add(it, 1);
   }
