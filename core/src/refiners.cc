@@ -614,9 +614,10 @@ void slurm_teardown(const Refiner& r, Analysis& a) {
       if (plain < 0 || sort_time(it.first()) < sort_time(a.items[plain].first())) plain = i;
       continue;
     }
-    bool failure = (it.attrs->role == "cause" && it.attrs->domain != "scheduler" && !it.synthetic) ||
-                   (it.attrs->terminal && it.attrs->domain != "scheduler" && !starts_with(it.key.id, "slurm.state."));
-    if (it.attrs->role == "cause" && it.attrs->domain != "scheduler" && !it.synthetic) other_cause = true;
+    const bool cause = it.attrs->role == "cause" && it.attrs->domain != "scheduler" && !it.synthetic;
+    const bool failure =
+        cause || (it.attrs->terminal && it.attrs->domain != "scheduler" && !starts_with(it.key.id, "slurm.state."));
+    if (cause) other_cause = true;
     // Collectives timing out: the task died of the hang (watchdog abort), which is the story.
     if (it.active() && (it.key.id == "nccl.watchdog_timeout" || it.key.id == "nccl.watchdog_progress")) other_cause = true;
     if (failure) {
