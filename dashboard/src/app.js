@@ -1,9 +1,10 @@
-// Hash router: #/runs?filters, #/runs/<id>, #/fleet?window.
+// Hash router: #/runs?filters, #/runs/<id>, #/fleet?window, #/fabric?c=<component>.
 import { api } from './api.js';
 import { h } from './util.js';
 import { renderRuns } from './runs.js';
 import { renderVerdict } from './verdict.js';
 import { renderFleet } from './fleet.js';
+import { renderFabric } from './fabric.js';
 
 const app = document.getElementById('app');
 let facets = null;
@@ -31,6 +32,7 @@ async function route() {
     let view;
     if (parts[0] === 'runs' && parts[1]) view = await renderVerdict(parts[1]);
     else if (parts[0] === 'fleet') view = await renderFleet(params, facets);
+    else if (parts[0] === 'fabric') view = await renderFabric(params);
     else view = await renderRuns(params, facets);
     app.replaceChildren(view);
     document.body.dataset.page = parts[0] === 'runs' && parts[1] ? 'verdict' : parts[0] || 'runs';
