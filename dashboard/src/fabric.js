@@ -26,8 +26,29 @@ function findingIndex(findings) {
   return { byComponent, ambiguous, state(id) { return byComponent.has(id) ? 'finding' : ambiguous.has(id) ? 'ambiguous' : ''; } };
 }
 
-// Lays out and draws the leaf/spine picture; `select(id)` is called with a component id.
-function topologySvg(topo, idx, selected, select) {
+// The separate fabrics of a topology (e.g. the InfiniBand compute fabric and a RoCE front end):
+// switches joined by switch-to-switch links, each with its links; largest first.
+export function fabricsOf(topo) {
+  const parent = new Map((topo.switches || []).map((x) => [x.name, x.name]));
+  const find = (x) => { while (parent.get(x) !== x) { parent.set(x, parent.get(parent.get(x))); x = parent.get(x); } return x; };
+  for (const l of topo.links || []) {
+    if (l.a.switch && l.b.switch && parent.has(l.a.switch) && parent.has(l.b.switch)) parent.set(find(l.a.switch), find(l.b.switch));
+  }
+  const groups = new Map();
+  for (const sw of topo.switches || []) {
+    const r = find(sw.name);
+    if (!groups.has(r)) groups.set(r, { switches: [], links: [] });
+    groups.get(r).switches.push(sw);
+  }
+  for (const l of topo.links || []) {
+    const sw = l.a.switch || l.b.switch;
+    if (sw && parent.has(sw)) groups.get(find(sw)).links.push(l);
+  }
+  return [...groups.values()].sort((a, b) => b.links.length - a.links.length || a.switches[0].name.localeCompare(b.switches[0].name));
+}
+
+// Lays out and draws one fabric's leaf/spine picture; `select(id)` is called with a component id.
+function topologySvg(topo, idx, selected, select, n) {
   const switches = topo.switches || [];
   const spines = switches.filter((x) => x.tier === 'spine').map((x) => x.name).sort();
   const leaves = switches.filter((x) => x.tier !== 'spine').map((x) => x.name).sort();
@@ -42,7 +63,7 @@ function topologySvg(topo, idx, selected, select) {
   }
   for (const v of hostLinks.values()) v.sort((a, b) => a.port - b.port);
   const colW = Math.max(TILE_COLS * (TILE + GAP) + 10, Math.min(80, Math.floor(1300 / Math.max(1, leaves.length))));
-  const margin = 60;
+  const margin = 44;
   const width = Math.max(900, margin * 2 + leaves.length * colW);
   const spineY = 30, leafY = 190, hostY = leafY + 34;
   const maxHosts = Math.max(0, ...[...hostLinks.values()].map((v) => v.length));
@@ -52,7 +73,7 @@ function topologySvg(topo, idx, selected, select) {
   const spineStep = (width - 2 * margin) / Math.max(1, spines.length);
   const spineX = new Map(spines.map((n, i) => [n, margin + spineStep * (i + 0.5)]));
   const cls = (base, id) => [base, idx.state(id), id === selected ? 'selected' : ''].filter(Boolean).join(' ');
-  const svg = s('svg', { class: 'fabric-topology', id: 'fabric-topology', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+  const svg = s('svg', { class: 'fabric-topology', id: n ? `fabric-topology-${n + 1}` : 'fabric-topology', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
     'aria-label': `fabric: ${spines.length} spines, ${leaves.length} leaves, ${(topo.hosts || []).length} hosts` });
   svg.append(s('text', { x: 8, y: spineY + 5, class: 'tier-label' }, 'spines'), s('text', { x: 8, y: leafY + 5, class: 'tier-label' }, 'leaves'),
     s('text', { x: 8, y: hostY + 8, class: 'tier-label' }, 'hosts'));
@@ -147,16 +168,18 @@ async function componentRuns(id) {
   const r = await api('fabric/component', { id, limit: 50 });
   const runs = r.runs || [];
   if (!runs.length) return h('p', { class: 'empty' }, 'No stored run has evidence touching this component.');
+  const evidenceList = (run) => h('ul', { class: 'evidence-lines' }, (run.evidence || []).slice(0, 6).map((e) => h('li', null,
+    h('div', { class: 'small muted' }, `${e.node || ''} ${e.symptom || ''} ${e.source ? e.source + (e.line ? ':' + e.line : '') : ''}`),
+    h('code', { class: 'line' }, e.text || JSON.stringify(e.location || {})))));
+  const row = (run) => h('tr', { class: 'fabric-run' + (run.fabric ? ' fab' : ''), 'data-run': String(run.run_id), 'data-job': run.job_id },
+    h('td', null, h('a', { href: `#/runs/${run.run_id}`, class: 'job' }, run.job_id)),
+    h('td', null, run.user || ''),
+    h('td', { class: 'nowrap small' }, fmtNs(run.end_ns)),
+    h('td', { class: 'mono small' }, run.outcome),
+    h('td', null, evidenceList(run)));
   return h('table', { class: 'fleet', id: 'fabric-runs' },
     h('thead', null, h('tr', null, ['Job', 'User', 'End', 'Outcome', 'Evidence'].map((t) => h('th', null, t)))),
-    h('tbody', null, runs.map((run) => h('tr', { class: 'fabric-run' + (run.fabric ? ' fab' : ''), 'data-run': String(run.run_id), 'data-job': run.job_id },
-      h('td', null, h('a', { href: `#/runs/${run.run_id}`, class: 'job' }, run.job_id)),
-      h('td', null, run.user || ''),
-      h('td', { class: 'nowrap small' }, fmtNs(run.end_ns)),
-      h('td', { class: 'mono small' }, run.outcome),
-      h('td', null, h('ul', { class: 'evidence-lines' }, (run.evidence || []).slice(0, 6).map((e) => h('li', null,
-        h('div', { class: 'small muted' }, `${e.node || ''} ${e.symptom || ''} ${e.source ? e.source + (e.line ? ':' + e.line : '') : ''}`),
-        h('code', { class: 'line' }, e.text || JSON.stringify(e.location || {})))))))));
+    h('tbody', null, runs.map(row)));
 }
 
 export async function renderFabric(params) {
@@ -181,9 +204,16 @@ export async function renderFabric(params) {
       `${(topo.switches || []).length} switches, ${(topo.hosts || []).length} hosts, ${(topo.links || []).length} links. `,
       `Components named by an open fleet finding are red, components a finding is ambiguous with amber. ${ms} ms`));
 
+  const fabrics = fabricsOf(topo);
+  const describe = (fab) => {
+    const spines = fab.switches.filter((x) => x.tier === 'spine').length;
+    return `${fab.switches.length - spines} leaves, ${spines} spines, ${fab.links.filter((l) => l.kind === 'host').length} host links`;
+  };
   page.append(h('div', { class: 'card' }, h('div', { class: 'card-head' }, h('h2', null, 'Leaf / spine'),
     h('span', { class: 'legend small' }, h('span', { class: 'key finding' }), 'finding ', h('span', { class: 'key ambiguous' }), 'ambiguous ', h('span', { class: 'key ok' }), 'no finding')),
-  h('div', { class: 'fabric-wrap' }, topologySvg(topo, idx, selected, select)),
+  fabrics.map((fab, n) => [
+    fabrics.length > 1 ? h('h3', null, `Fabric ${n + 1}: ${describe(fab)}`) : null,
+    h('div', { class: 'fabric-wrap' }, topologySvg({ switches: fab.switches, links: fab.links, hosts: topo.hosts }, idx, selected, select, n))]),
   (topo.nvlink_domains || []).length ? h('h3', null, `NVLink domains (${topo.nvlink_domains.length})`) : null,
   domainsRow(topo, idx, selected, select)));
 

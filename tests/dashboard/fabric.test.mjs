@@ -57,11 +57,11 @@ try {
 
   await check('topology picture', async () => {
     await page.goto(base + '/#/fabric');
-    await page.waitForSelector('svg#fabric-topology');
-    assert.equal(await page.locator('svg#fabric-topology g.sw.leaf').count(), leaves.length, 'one box per leaf');
-    assert.equal(await page.locator('svg#fabric-topology g.sw.spine').count(), spines.length, 'one box per spine');
-    assert.equal(await page.locator('svg#fabric-topology rect.host').count(), hostLinks.length, 'one tile per host link');
-    assert.equal(await page.locator('svg#fabric-topology line.uplink').count(), topo.links.length - hostLinks.length, 'one line per uplink');
+    await page.waitForSelector('svg.fabric-topology');
+    assert.equal(await page.locator('svg.fabric-topology g.sw.leaf').count(), leaves.length, 'one box per leaf');
+    assert.equal(await page.locator('svg.fabric-topology g.sw.spine').count(), spines.length, 'one box per spine');
+    assert.equal(await page.locator('svg.fabric-topology rect.host').count(), hostLinks.length, 'one tile per host link');
+    assert.equal(await page.locator('svg.fabric-topology line.uplink').count(), topo.links.length - hostLinks.length, 'one line per uplink');
     assert.equal(await page.locator('#fabric-nvlink .nvl').count(), (topo.nvlink_domains || []).length, 'one box per NVLink domain');
     assert.equal(await page.locator('#fabric-findings tr.finding-row').count(), findings.length, 'every open finding listed');
     await shot('topology');
@@ -72,13 +72,13 @@ try {
     for (const f of findings) {
       const sel = f.component.startsWith('switch:') || f.component.startsWith('nvlink_domain:')
         ? `[data-id="${f.component}"]`
-        : `svg#fabric-topology [data-id="${f.component}"], svg#fabric-topology rect.host[data-link="${f.component}"]`;
+        : `svg.fabric-topology [data-id="${f.component}"], svg.fabric-topology rect.host[data-link="${f.component}"]`;
       const cls = await page.$$eval(sel, (els) => els.map((e) => e.getAttribute('class')));
       assert.ok(cls.length >= 1, `${f.component} is drawn`);
       assert.ok(cls.every((c) => /\bfinding\b/.test(c)), `${f.component} is coloured as a finding (${cls})`);
     }
     // Nothing else is red: every component drawn with the finding class is named by a finding.
-    const red = await page.$$eval('svg#fabric-topology .finding[data-id], svg#fabric-topology rect.host.finding, #fabric-nvlink .nvl.finding',
+    const red = await page.$$eval('svg.fabric-topology .finding[data-id], svg.fabric-topology rect.host.finding, #fabric-nvlink .nvl.finding',
       (els) => els.map((e) => e.dataset.id || e.dataset.link));
     const named = new Set(findings.map((f) => f.component));
     for (const id of red) assert.ok(named.has(id), `${id} is red but no open finding names it`);
@@ -92,7 +92,7 @@ try {
     assert.ok(linkFinding, 'a finding on a link');
     const link = topo.links.find((l) => l.id === linkFinding.component);
     const swEnd = link.a.switch ? link.a : link.b;
-    await page.click(`svg#fabric-topology g.sw[data-id="switch:${swEnd.switch}"]`);
+    await page.click(`svg.fabric-topology g.sw[data-id="switch:${swEnd.switch}"]`);
     await page.waitForSelector('#fabric-ports');
     assert.match(page.url(), new RegExp(`c=switch%3A${swEnd.switch}`));
     const row = page.locator(`#fabric-ports tr.port-row[data-port="${swEnd.port}"]`);
@@ -120,7 +120,7 @@ try {
   });
 
   await check('host tile and NVLink domain select their component', async () => {
-    const tile = page.locator(`svg#fabric-topology rect.host[data-link="${hostLinks[0].id}"]`);
+    const tile = page.locator(`svg.fabric-topology rect.host[data-link="${hostLinks[0].id}"]`);
     await tile.click();
     await page.waitForFunction((id) => document.querySelector('#fabric-selected')?.textContent === id, hostLinks[0].id);
     const d = (topo.nvlink_domains || [])[0];
@@ -141,7 +141,7 @@ try {
   await check('simulated faults appear as findings on the page', async () => {
     // The page shows what the analysis found; list which injected components it shows red.
     await page.goto(base + '/#/fabric');
-    await page.waitForSelector('svg#fabric-topology');
+    await page.waitForSelector('svg.fabric-topology');
     const shown = [];
     for (const t of truth.injected) {
       const n = await page.locator(`[data-id="${t.component}"].finding, rect.host.finding[data-link="${t.component}"]`).count();
