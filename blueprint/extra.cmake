@@ -19,3 +19,6 @@ cmake_language(DEFER CALL attribution_link_blueprint_whole attribution-blueprint
 
 # The collectors' own link needs (libcurl, RE2, registrar anchors), kept by their owner.
 include(${CMAKE_CURRENT_SOURCE_DIR}/collectors.cmake OPTIONAL)
+
+# The fabric library and its store/CLI sources (docs/fabric.md).
+include(${CMAKE_CURRENT_SOURCE_DIR}/fabric.cmake OPTIONAL)
