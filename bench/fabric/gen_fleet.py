@@ -46,15 +46,16 @@ import sys
 UTC = dt.timezone.utc
 
 PROFILES = {
-    # racks of 18 hosts; hosts per leaf; spines; days; target utilisation; injected event counts
-    "full": dict(racks=64, per_leaf=32, spines=16, days=7, util=0.85, dur=1.0,
-                 flap=8, uplink=8, asic=5, nvl=6),
-    "quick": dict(racks=16, per_leaf=32, spines=8, days=4, util=0.85, dur=0.6,
-                  flap=6, uplink=6, asic=4, nvl=5),
-    "ctest": dict(racks=8, per_leaf=32, spines=4, days=2, util=0.8, dur=0.35,
-                  flap=4, uplink=4, asic=3, nvl=4),
+    # racks of 18 hosts; hosts per leaf; spines; days; target utilisation; job duration scale
+    "full": dict(racks=64, per_leaf=32, spines=16, days=7, util=0.85, dur=1.0),
+    "quick": dict(racks=32, per_leaf=32, spines=8, days=4, util=0.85, dur=0.5),
+    "ctest": dict(racks=16, per_leaf=32, spines=4, days=3, util=0.8, dur=0.35),
 }
 GPN = 4
+# Injected fault intensity (the same in every profile): the share of the multi-host jobs on the
+# flapping link's host that a flap hits, the share of jobs with traffic over the bad uplink that it
+# fails, and failing-ASIC / NVLink-domain episodes per day (each fails every job it touches).
+FLAP_SHARE, UPLINK_SHARE, ASIC_PER_DAY, NVL_PER_DAY = 0.5, 0.5, 6, 5
 START = dt.datetime(2026, 11, 23, tzinfo=UTC)  # a Monday
 USERS = ["alice", "bkumar", "cwang", "dlopez", "esato", "fmuller", "gnovak", "hkim", "iross", "jpark",
          "kdiaz", "lwalker", "mchen", "nolsen", "ovolkov", "pgarcia", "qli", "rsmith", "sfischer", "tnguyen",
@@ -416,6 +417,8 @@ class Job:
     def write(self, root, switch_errors):
         if self.state != "COMPLETED":
             self.epilog(switch_errors)
+        if root is None:  # --no-bundles: the same random stream, nothing written
+            return
         d = os.path.join(root, "jobs", self.id)
         os.makedirs(os.path.join(d, "logs"))
         os.makedirs(os.path.join(d, "kernel"))
@@ -666,6 +669,7 @@ def main():
     ap.add_argument("--profile", default="full", choices=sorted(PROFILES))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--topology-only", action="store_true", help="write topology/ only (for bench/fabric/cost.sh)")
+    ap.add_argument("--no-bundles", action="store_true", help="write topology/, truth.json and jobs.json only")
     a = ap.parse_args()
     p = PROFILES[a.profile]
     rnd = random.Random(a.seed * 7919 + 17)
@@ -705,7 +709,7 @@ def main():
     fault_of_job = {}
 
     def running(pred, t_lo_frac=0.0):
-        return [j for j in jobs if pred(j) and j["id"] not in fault_of_job and j["end"] - j["start"] > 3600]
+        return [j for j in jobs if pred(j) and j["id"] not in fault_of_job and j["end"] - j["start"] > 1200]
 
     def spread(cands, k):
         """k candidates spread over the period (one per time slice when possible)."""
@@ -723,7 +727,8 @@ def main():
 
     # F1: the host-leaf link flaps: jobs on flap_host hit by a flap
     # (single-host jobs talk over NVLink only: a fabric fault does not touch them)
-    for j in spread(running(lambda j: flap_host in j["hosts"] and len(j["hosts"]) > 1), p["flap"]):
+    c = running(lambda j: flap_host in j["hosts"] and len(j["hosts"]) > 1)
+    for j in spread(c, max(2, round(FLAP_SHARE * len(c)))):
         fault_of_job[j["id"]] = ("F1", None)
     # F2: jobs with traffic over the uplink (a ring neighbour pair whose path crosses it)
     upc = uplink(f, up_leaf, up_port)
@@ -736,26 +741,30 @@ def main():
             return None
         pairs = [(x, y) for x in hs for y in hs if x != y and upc in f.path(x, y)]
         return pairs[len(pairs) // 2] if pairs else None
-    for j in spread(running(lambda j: crosses(j) is not None), p["uplink"]):
+    c = running(lambda j: crosses(j) is not None)
+    for j in spread(c, max(2, round(UPLINK_SHARE * len(c)))):
         fault_of_job[j["id"]] = ("F2", crosses(j))
     # F3: ASIC episodes: at an instant, every job with a host on the leaf is hit
     asic_hosts = set(h for h in f.hosts if f.leaf_of(h) == asic_leaf)
     horizon = p["days"] * 86400
-    for e in range(p["asic"]):
-        t = horizon * (e + 0.5) / p["asic"] + rnd.uniform(-3600, 3600)
+    n_asic = ASIC_PER_DAY * p["days"]
+    for e in range(n_asic):
+        t = horizon * (e + 0.5) / n_asic + rnd.uniform(-1800, 1800)
         hit = [j for j in jobs if j["start"] + 600 < t < j["end"] - 60 and asic_hosts & set(j["hosts"]) and len(j["hosts"]) > 1
                and j["id"] not in fault_of_job]
         for j in hit:
             fault_of_job[j["id"]] = ("F3", t)
         truth[2]["events"].append(iso(START + sec(t)))
-    # F4: NVLink domain episodes: jobs with >= 2 trays in the rack that run at the instant
+    # F4: NVLink domain episodes: every job on a tray of the rack that runs at the instant (in an NVL72
+    # rack all GPU-to-GPU NVLink traffic, inside a tray too, goes through the rack's NVSwitch trays)
     rack_hosts = set(h for h in f.hosts if f.rack[h] == nvl_rack)
-    for e in range(p["nvl"]):
-        t = horizon * (e + 0.3) / p["nvl"] + rnd.uniform(-3600, 3600)
-        hit = [j for j in jobs if j["start"] + 600 < t < j["end"] - 60 and len(rack_hosts & set(j["hosts"])) >= 2 and j["id"] not in fault_of_job]
+    n_nvl = NVL_PER_DAY * p["days"]
+    for e in range(n_nvl):
+        t = horizon * (e + 0.3) / n_nvl + rnd.uniform(-1800, 1800)
+        hit = [j for j in jobs if j["start"] + 600 < t < j["end"] - 60 and rack_hosts & set(j["hosts"]) and j["id"] not in fault_of_job]
         if not hit:
-            cands = [j for j in jobs if len(rack_hosts & set(j["hosts"])) >= 2 and j["id"] not in fault_of_job and j["end"] - j["start"] > 3600
-                     and abs((j["start"] + j["end"]) / 2 - t) < horizon / p["nvl"]]
+            cands = [j for j in jobs if rack_hosts & set(j["hosts"]) and j["id"] not in fault_of_job and j["end"] - j["start"] > 1200
+                     and abs((j["start"] + j["end"]) / 2 - t) < horizon / n_nvl]
             if cands:
                 j = rnd.choice(cands)
                 t = (j["start"] + j["end"]) / 2
@@ -878,7 +887,7 @@ def main():
                 t = START + sec(arg)
                 job.iterations(t)
                 mine = [h for h in job.hosts if h in rack_hosts]
-                for h in mine[:max(2, len(mine) // 2)]:
+                for h in mine[:max(1, len(mine) // 2)]:
                     l = rnd.randrange(GPN)
                     job.kern[h].append("%s %s kernel: NVRM: Xid (PCI:%s): 149, NETIR_LINK_EVT Fatal XC0 i0 Link %02d (0x025001c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)"
                                        % (syslog_ts(t + sec(rnd.uniform(0, 2))), h, PCI[l], rnd.randint(0, 17)))
@@ -907,7 +916,7 @@ def main():
                     free_hosts = [h for h in job.hosts if h not in used_flap_links]
                     if not free_hosts:
                         finish_ok(job)
-                        job.write(a.out, switch_errors)
+                        job.write(None if a.no_bundles else a.out, switch_errors)
                         continue
                     h = rnd.choice(free_hosts)
                     used_flap_links.add(h)
@@ -922,7 +931,7 @@ def main():
                     background.append(dict(job=j["id"], cause=dom + "." + name, host=node))
                 counts[dom] = counts.get(dom, 0) + 1
                 njobs_bg += 1
-        job.write(a.out, switch_errors)
+        job.write(None if a.no_bundles else a.out, switch_errors)
 
     for t in truth:
         t["jobs"] = sorted(jid for jid, (fid, _) in fault_of_job.items() if fid == t["id"])
@@ -941,6 +950,8 @@ def main():
                background=background)
     with open(os.path.join(a.out, "truth.json"), "w") as fh:
         json.dump(doc, fh, indent=1)
+    with open(os.path.join(a.out, "jobs.json"), "w") as fh:
+        json.dump({j["id"]: j["hosts"] for j in jobs}, fh)
     print("fleet: %d hosts, %d leaves, %d spines, %d NVLink domains; %d jobs (%d failed by background causes, %d by injected faults) -> %s"
           % (len(f.hosts), len(f.leaves), len(f.spines), f.racks, n, njobs_bg, len(fault_of_job), a.out), file=sys.stderr)
 

@@ -30,9 +30,9 @@ export ATTRIBUTION_RULES_DIR=${RULES:-$root/rules}
 py=/usr/bin/python3
 [[ -x $py ]] || py=python3
 
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 $py "$here/gen_fleet.py" --out "$out" --profile "$profile" --seed "${SEED:-1}"
-t1=$(date +%s.%N)
+t1=$(date +%s%N)
 db="$out/fleet.sqlite"
 rm -f "$db" "$db-wal" "$db-shm"
 "$BIN" topology import "$out/topology/ibnetdiscover.txt" "$out/topology/fabric.yaml" --db "$db" >"$out/topology-import.log" 2>&1 \
@@ -48,9 +48,9 @@ xargs -a "$out/bundles.txt" -n 100 -P "$par" sh -c '
   set --  $(for b in "$@"; do printf -- "--bundle %s " "$b"; done)
   "$FABRIC_BENCH_BIN" run --adapter static "$@" --db "$FABRIC_BENCH_DB" --progress never >>"$FABRIC_BENCH_OUT/run-$$.log" 2>&1
   rc=$?; [ $rc -eq 0 ] || [ $rc -eq 3 ] || echo "run exited $rc" >>"$FABRIC_BENCH_OUT/run-$$.log"' sh || true
-t2=$(date +%s.%N)
+t2=$(date +%s%N)
 stored=$(sqlite3 "$db" 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)
-echo "bundles $nb, runs stored $stored (generate $(printf %.1f "$(echo "$t1 - $t0" | bc)") s, run $(printf %.1f "$(echo "$t2 - $t1" | bc)") s)" >&2
+echo "bundles $nb, runs stored $stored (generate $(( (t1 - t0) / 1000000000 )) s, topology import + run $(( (t2 - t1) / 1000000000 )) s)" >&2
 if [[ $stored -ne $nb ]]; then
   echo "error: $((nb - stored)) bundles were not stored; see $out/run-*.log" >&2
   tail -5 "$out"/run-*.log 2>/dev/null | head -40 >&2
