@@ -18,6 +18,7 @@ TEST_PACKAGES=(
   slurm-wlm slurmdbd mariadb-server munge
   postgresql-15 prometheus chromium
   python3-matplotlib yamllint jq openssl systemd
+  curl file dpkg-dev man-db groff-base
 )
 
 want=("${BUILD_PACKAGES[@]}")
