@@ -33,6 +33,9 @@ const std::vector<ConfigKey>& config_keys() {
       {"request_timeout_s", "seconds for a whole request, body included", false},
       {"read_timeout_s", "seconds for one socket read", false},
       {"retry_after_s", "Retry-After seconds on 429", false},
+      {"store", "session store: sqlite:PATH (default DATA_DIR/sessions.db) or postgres://USER@HOST/DB (shared by replicas)", true},
+      {"store_pool_size", "PostgreSQL connections per replica", false},
+      {"store_pool_wait_ms", "milliseconds to wait for a free store connection before 503 store_busy", false},
       {"log_level", "debug | info | warn | error", false},
       {"log_format", "json | text", false},
   };
@@ -67,11 +70,13 @@ bool config_set(Config& c, const std::string& raw_key, const std::string& v, std
       {"listen", &c.listen},       {"data_dir", &c.data_dir},   {"rules_dir", &c.rules_dir},
       {"auth_token", &c.auth_token}, {"auth_token_file", &c.auth_token_file},
       {"tls_cert", &c.tls_cert},   {"tls_key", &c.tls_key},     {"port_file", &c.port_file},
-      {"log_level", &c.log_level}, {"log_format", &c.log_format}};
+      {"log_level", &c.log_level}, {"log_format", &c.log_format}, {"store", &c.store}};
   std::map<std::string, int*> ints = {{"threads", &c.threads},
                                       {"connection_queue", &c.connection_queue},
                                       {"work_concurrency", &c.work_concurrency},
-                                      {"work_queue", &c.work_queue}};
+                                      {"work_queue", &c.work_queue},
+                                      {"store_pool_size", &c.store_pool_size},
+                                      {"store_pool_wait_ms", &c.store_pool_wait_ms}};
   std::map<std::string, uint64_t*> u64s = {
       {"max_body_bytes", &c.max_body_bytes},
       {"max_line_bytes", &c.max_line_bytes},
@@ -85,12 +90,18 @@ bool config_set(Config& c, const std::string& raw_key, const std::string& v, std
     if (key == "log_level" && v != "debug" && v != "info" && v != "warn" && v != "error" && v != "off")
       return bad("must be debug, info, warn, error or off");
     if (key == "log_format" && v != "json" && v != "text") return bad("must be json or text");
+    if (key == "store" && !v.empty() && v.rfind("sqlite:", 0) != 0 && v.rfind("postgres://", 0) != 0 &&
+        v.rfind("postgresql://", 0) != 0) {
+      error = key + ": expected sqlite:PATH, postgres://... or postgresql://...";
+      return false;
+    }
     *it->second = v;
     return true;
   }
   if (auto it = ints.find(key); it != ints.end()) {
     if (!to_int(v, *it->second)) return bad("not a non-negative integer");
     if (key == "threads" && *it->second < 1) return bad("must be at least 1");
+    if (key == "store_pool_size" && *it->second < 1) return bad("must be at least 1");
     return true;
   }
   if (auto it = u64s.find(key); it != u64s.end()) {
@@ -126,6 +137,9 @@ std::string config_get(const Config& c, const std::string& key) {
   if (key == "retry_after_s") return std::to_string(c.retry_after_s);
   if (key == "log_level") return c.log_level;
   if (key == "log_format") return c.log_format;
+  if (key == "store") return c.store;
+  if (key == "store_pool_size") return std::to_string(c.store_pool_size);
+  if (key == "store_pool_wait_ms") return std::to_string(c.store_pool_wait_ms);
   return {};
 }
 

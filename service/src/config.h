@@ -29,6 +29,10 @@ struct Config {
   uint64_t request_timeout_s = 120;    // whole request, including a slowly sent body
   uint64_t read_timeout_s = 15;        // per socket read
   uint64_t retry_after_s = 1;
+  // Session store: "" (SQLite at DATA_DIR/sessions.db), "sqlite:PATH" or a postgres:// URI.
+  std::string store;
+  int store_pool_size = 8;             // PostgreSQL connections per replica
+  int store_pool_wait_ms = 2000;       // wait for a free connection before 503 store_busy
   std::string log_level = "info";
   std::string log_format = "json";     // json | text
 };

@@ -126,10 +126,18 @@ bool split_listen(const std::string& listen, std::string& host, int& port) {
 thread_local bool t_shed = false;
 // When the current request's headers were read (set by the pre-routing handler).
 thread_local Clock::time_point t_start{};
+// An answer decided before routing (shed 429, 401) for a request that carries a body: the POST
+// wrapper reads and discards the body first, then answers (see Impl::post).
+struct EarlyAnswer {
+  int status = 0;
+  std::string code, detail;
+};
+thread_local EarlyAnswer t_early{};
 
 // A fixed pool with a bounded queue. When the queue is full the connection is served inline on
-// the accepting thread with t_shed set: the pre-routing handler answers 429 without reading the
-// body and closes. Accepting then pauses, leaving further clients in the kernel's listen backlog.
+// the accepting thread with t_shed set: it is answered 429 (a request body is read and discarded
+// first, so that closing the connection cannot reset it while the client is still sending) and
+// closed. Accepting then pauses, leaving further clients in the kernel's listen backlog.
 class BoundedPool : public httplib::TaskQueue {
  public:
   BoundedPool(size_t threads, size_t capacity, Metrics& metrics) : capacity_(capacity), metrics_(metrics) {
@@ -227,19 +235,18 @@ uint64_t count_lines(std::string_view text) {
   return n;
 }
 
+// A session's engine state in this process: the batches numbered 1..applied, in order. The
+// store is the truth (counters, verdicts, closed); this is a cache that any replica can rebuild
+// and bring up to date from the store (Impl::catch_up).
 struct SessionState {
   SessionState(std::shared_ptr<const RuleSet> rules, ExecutionContext ctx)
       : session(std::move(rules), std::move(ctx)) {}
   std::mutex mu;
   std::string id;
-  std::string context_json;
   Session session;
-  int64_t created_ns = 0;
-  std::atomic<int64_t> updated_ns{0};
-  uint64_t observations = 0;
-  uint64_t reports = 0;
-  int64_t verdicts = 0;
-  bool closed = false;
+  int64_t applied = 0;        // batches applied to `session`
+  uint64_t observations = 0;  // observations and text lines applied
+  std::atomic<int64_t> last_used_ns{0};
 };
 
 // Problem details (RFC 9457).
@@ -301,8 +308,7 @@ struct Service::Impl {
   std::atomic<uint64_t> request_counter{0};
 
   std::shared_mutex sessions_mu;
-  std::unordered_map<std::string, std::shared_ptr<SessionState>> sessions;
-  std::unordered_set<std::string> closed;
+  std::unordered_map<std::string, std::shared_ptr<SessionState>> sessions;  // engine states in memory
 
   // ---- responses
 
@@ -321,16 +327,170 @@ struct Service::Impl {
   // Marks the connection for closing (used when the request body was not fully read).
   static void close_after(httplib::Response& res) { res.set_header("Connection", "close"); }
 
+  // Reads and discards what is left of a request body (up to max_body_bytes, within
+  // request_timeout_s of the request's start). An early answer (429, 401, 404, 410, 400) must not
+  // leave unread bytes behind: closing a socket with unread data makes the kernel send a reset,
+  // and a client still writing its body then gets a broken connection instead of the answer; on
+  // a kept-alive connection the bytes would be parsed as the next request. Returns false (and
+  // marks the connection for closing) when the body could not be drained.
+  bool discard_body(const httplib::ContentReader& reader, httplib::Response& res) {
+    auto deadline = (t_start == Clock::time_point{} ? Clock::now() : t_start) +
+                    std::chrono::seconds(cfg.request_timeout_s);
+    uint64_t total = 0;
+    bool ok = reader([&](const char*, size_t len) {
+      total += len;
+      return total <= cfg.max_body_bytes && Clock::now() <= deadline;
+    });
+    if (!ok) close_after(res);
+    return ok;
+  }
+
+  // ---- store answers
+
+  // Writes the problem for a store status that is not a success. Returns true if it did.
+  bool store_problem(StoreStatus st, const std::string& id, const httplib::Request& req, httplib::Response& res,
+                     const char* what) {
+    switch (st) {
+      case StoreStatus::kOk:
+      case StoreStatus::kReplayed:
+        return false;
+      case StoreStatus::kNotFound:
+        forget(id);
+        problem(res, req, {404, "session_not_found", "no session " + id});
+        return true;
+      case StoreStatus::kClosed:
+        forget(id);
+        problem(res, req, {410, "session_closed", "session " + id + " was closed"});
+        return true;
+      case StoreStatus::kBusy:
+        metrics.add_overload("store");
+        problem(res, req, {503, "store_busy", std::string("the store is busy; ") + what + "; retry later"});
+        return true;
+      case StoreStatus::kLimit:
+      case StoreStatus::kError:
+        break;
+    }
+    metrics.add_store_error();
+    log(LogLevel::kError, "store failed", {{"session", id}, {"error", Store::last_error()}});
+    problem(res, req, {503, "store_error", std::string("the store failed; ") + what});
+    return true;
+  }
+
+  // The client's batch id (Idempotency-Key). False after writing a 400 for a malformed one.
+  bool idempotency_key(const httplib::Request& req, httplib::Response& res, std::string& key) {
+    key = req.get_header_value("Idempotency-Key");
+    if (key.empty()) return true;
+    bool ok = key.size() <= 128 && std::all_of(key.begin(), key.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-';
+              });
+    if (!ok) {
+      problem(res, req, {400, "invalid_idempotency_key",
+                         "Idempotency-Key: 1-128 characters of A-Z a-z 0-9 . _ : -"});
+      return false;
+    }
+    return true;
+  }
+
+  static void replayed(httplib::Response& res) { res.set_header("Idempotent-Replayed", "true"); }
+
   // ---- session lookup
 
+  void forget(const std::string& id) {
+    std::unique_lock lock(sessions_mu);
+    sessions.erase(id);
+    metrics.set_sessions(static_cast<int64_t>(sessions.size()));
+  }
+
+  // The session's engine state: cached, or built from the store (any replica can serve any
+  // session). Writes 404 / 410 / 503 and returns null when it cannot.
   std::shared_ptr<SessionState> find(const std::string& id, const httplib::Request& req,
                                      httplib::Response& res) {
-    std::shared_lock lock(sessions_mu);
-    auto it = sessions.find(id);
-    if (it != sessions.end()) return it->second;
-    if (closed.count(id)) problem(res, req, {410, "session_closed", "session " + id + " was closed"});
-    else problem(res, req, {404, "session_not_found", "no session " + id});
-    return nullptr;
+    {
+      std::shared_lock lock(sessions_mu);
+      auto it = sessions.find(id);
+      if (it != sessions.end()) {
+        it->second->last_used_ns = now_ns();
+        return it->second;
+      }
+    }
+    StoredSession ss;
+    auto st = store->get_session(id, ss);
+    if (st == StoreStatus::kOk && ss.closed) st = StoreStatus::kClosed;
+    if (store_problem(st, id, req, res, "the session could not be read")) return nullptr;
+    auto ctx = context_from_json(ss.context_json);
+    if (!ctx.ok()) {
+      log(LogLevel::kError, "stored session has an unreadable context", {{"session", id}, {"error", ctx.error}});
+      problem(res, req, {500, "internal", "session " + id + ": its stored context is unreadable"});
+      return nullptr;
+    }
+    auto state = std::make_shared<SessionState>(rules, ctx.value);
+    state->id = id;
+    state->last_used_ns = now_ns();
+    std::unique_lock lock(sessions_mu);
+    auto [it, inserted] = sessions.emplace(id, state);
+    metrics.set_sessions(static_cast<int64_t>(sessions.size()));
+    return it->second;
+  }
+
+  // Applies the session's stored batches numbered above `s.applied`, in order (batches other
+  // replicas stored, or whose commit this one could not confirm). Requires s.mu.
+  StoreStatus catch_up(SessionState& s, std::string& decode_error) {
+    std::vector<Observation> obs;
+    std::vector<ConnectorReport> reps;
+    return store->batches_after(s.id, s.applied, [&](int64_t no, BatchKind kind, std::string_view blob) {
+      if (!decode_error.empty() || no != s.applied + 1) {
+        if (decode_error.empty())
+          decode_error = "batch " + std::to_string(no) + " follows batch " + std::to_string(s.applied);
+        return;
+      }
+      if (kind == BatchKind::kObservations) {
+        obs.clear();
+        if (!decode_observations(blob, obs)) decode_error = "batch " + std::to_string(no) + " is unreadable";
+        for (const auto& o : obs) s.session.ingest(o);
+        s.observations += obs.size();
+      } else if (kind == BatchKind::kText) {
+        TextBatch tb;
+        if (!decode_text(blob, tb)) decode_error = "batch " + std::to_string(no) + " is unreadable";
+        else s.session.ingest_text(tb.source, tb.text, tb.first_line);
+        s.observations += count_lines(tb.text);
+      } else {
+        reps.clear();
+        if (!decode_reports(blob, reps)) decode_error = "batch " + std::to_string(no) + " is unreadable";
+        for (const auto& c : reps) s.session.add_connector_report(c);
+      }
+      s.applied = no;
+    });
+  }
+
+  // Stores one batch and, when it is the next one this process's engine state expects, applies
+  // it (`apply`); otherwise catch_up applies it from the store later. Answers the request: the
+  // acknowledgement (stored with the batch, returned again for a retried key) or a problem.
+  // Returns true when a new batch was stored.
+  bool store_batch(const httplib::Request& req, httplib::Response& res, SessionState& s, BatchKind kind,
+                   std::string_view blob, uint64_t count, const std::string& key,
+                   const std::function<std::string(uint64_t)>& make_ack, const std::function<void()>& apply) {
+    std::lock_guard lock(s.mu);
+    BatchAck ack;
+    auto st = store->append_batch(s.id, kind, blob, count, key, now_ns(), cfg.max_observations_per_session, make_ack,
+                                  ack);
+    if (st == StoreStatus::kLimit) {
+      metrics.add_discarded("session_limit", count);
+      problem(res, req, {413, "session_observation_limit",
+                         "the session holds " + std::to_string(ack.session_observations) + " observations; " +
+                             std::to_string(count) + " more would exceed the limit of " +
+                             std::to_string(cfg.max_observations_per_session)});
+      return false;
+    }
+    if (store_problem(st, s.id, req, res, "nothing of the request was accepted")) return false;
+    if (st == StoreStatus::kReplayed) replayed(res);
+    if (st == StoreStatus::kOk && ack.batch_no == s.applied + 1) {
+      apply();
+      s.applied = ack.batch_no;
+      if (kind != BatchKind::kReports) s.observations += count;
+    }
+    res.status = 200;
+    res.set_content(ack.ack, "application/json");
+    return st == StoreStatus::kOk;
   }
 
   // ---- body reading with limits
@@ -423,7 +583,7 @@ struct Service::Impl {
   // ---- ingest core
 
   void respond_ingest(const httplib::Request& req, httplib::Response& res, SessionState& s,
-                      IngestResult&& r) {
+                      IngestResult&& r, const std::string& key) {
     if (!r.fatal.empty()) {
       metrics.add_discarded("invalid", 1);
       problem(res, req, {400, r.fatal_code, r.fatal});
@@ -436,53 +596,37 @@ struct Service::Impl {
                          ",\"accepted\":0,\"rejected\":" + rejected_json(r.rejected)});
       return;
     }
-    uint64_t total;
-    {
-      std::lock_guard lock(s.mu);
-      if (s.closed) {
-        problem(res, req, {410, "session_closed", "session " + s.id + " was closed"});
-        return;
-      }
-      if (s.observations + r.observations.size() > cfg.max_observations_per_session) {
-        metrics.add_discarded("session_limit", r.observations.size());
-        problem(res, req, {413, "session_observation_limit",
-                           "the session holds " + std::to_string(s.observations) + " observations; " +
-                               std::to_string(r.observations.size()) + " more would exceed the limit of " +
-                               std::to_string(cfg.max_observations_per_session)});
-        return;
-      }
-      if (!r.observations.empty()) {
-        auto now = now_ns();
-        if (!store->append_batch(s.id, BatchKind::kObservations, encode_observations(r.observations),
-                                 r.observations.size(), now)) {
-          metrics.add_store_error();
-          log(LogLevel::kError, "store write failed", {{"session", s.id}, {"error", store->last_error()}});
-          problem(res, req, {503, "store_error", "the observations could not be persisted; nothing was accepted"});
-          return;
-        }
-        for (const auto& o : r.observations) s.session.ingest(o);
-        s.observations += r.observations.size();
-        s.updated_ns = now;
-      }
-      total = s.observations;
+    auto make_ack = [&](uint64_t total) {
+      return "{\"accepted\":" + std::to_string(r.observations.size()) + ",\"rejected\":" + rejected_json(r.rejected) +
+             ",\"rejected_count\":" + std::to_string(r.rejected.size()) +
+             ",\"truncated\":" + std::to_string(r.truncated) + ",\"session_observations\":" + std::to_string(total) +
+             "}";
+    };
+    if (r.observations.empty()) {  // nothing to store
+      StoredSession ss;
+      auto st = store->get_session(s.id, ss);
+      if (st == StoreStatus::kOk && ss.closed) st = StoreStatus::kClosed;
+      if (store_problem(st, s.id, req, res, "the session could not be read")) return;
+      res.set_content(make_ack(ss.observations), "application/json");
+      return;
     }
+    bool stored = store_batch(req, res, s, BatchKind::kObservations, encode_observations(r.observations),
+                              r.observations.size(), key, make_ack, [&] {
+                                for (const auto& o : r.observations) s.session.ingest(o);
+                              });
+    if (!stored) return;
     std::map<std::string, uint64_t> by_kind;
     for (const auto& o : r.observations) by_kind[std::string(to_string(o.kind))]++;
     for (const auto& [k, n] : by_kind) metrics.add_ingested(k, n);
     metrics.add_truncated(r.truncated);
-    std::string body = "{\"accepted\":" + std::to_string(r.observations.size()) +
-                       ",\"rejected\":" + rejected_json(r.rejected) +
-                       ",\"rejected_count\":" + std::to_string(r.rejected.size()) +
-                       ",\"truncated\":" + std::to_string(r.truncated) +
-                       ",\"session_observations\":" + std::to_string(total) + "}";
-    res.status = 200;
-    res.set_content(body, "application/json");
   }
 
   enum class IngestFormat { kObservations, kLoki, kPrometheus };
 
   void ingest(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader,
               IngestFormat format) {
+    std::string key;
+    if (!idempotency_key(req, res, key)) return;
     auto s = find(req.matches[1], req, res);
     if (!s) return;
     Slot slot;
@@ -500,10 +644,12 @@ struct Service::Impl {
       problem(res, req, {400, "invalid_parameter", "kind: unknown observation kind"});
       return;
     }
-    respond_ingest(req, res, *s, std::move(r));
+    respond_ingest(req, res, *s, std::move(r), key);
   }
 
   void connector_reports(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
+    std::string key;
+    if (!idempotency_key(req, res, key)) return;
     auto s = find(req.matches[1], req, res);
     if (!s) return;
     Slot slot;
@@ -520,27 +666,17 @@ struct Service::Impl {
                          ",\"accepted\":0,\"rejected\":" + rejected_json(r.rejected)});
       return;
     }
-    {
-      std::lock_guard lock(s->mu);
-      if (s->closed) {
-        problem(res, req, {410, "session_closed", "session " + s->id + " was closed"});
-        return;
-      }
-      if (!r.reports.empty()) {
-        auto now = now_ns();
-        if (!store->append_batch(s->id, BatchKind::kReports, encode_reports(r.reports), r.reports.size(), now)) {
-          metrics.add_store_error();
-          problem(res, req, {503, "store_error", "the reports could not be persisted"});
-          return;
-        }
-        for (const auto& c : r.reports) s->session.add_connector_report(c);
-        s->reports += r.reports.size();
-        s->updated_ns = now;
-      }
+    std::string ack = "{\"accepted\":" + std::to_string(r.reports.size()) + ",\"rejected\":" +
+                      rejected_json(r.rejected) + ",\"rejected_count\":" + std::to_string(r.rejected.size()) + "}";
+    if (r.reports.empty()) {
+      res.set_content(ack, "application/json");
+      return;
     }
-    res.set_content("{\"accepted\":" + std::to_string(r.reports.size()) + ",\"rejected\":" +
-                        rejected_json(r.rejected) + ",\"rejected_count\":" + std::to_string(r.rejected.size()) + "}",
-                    "application/json");
+    store_batch(req, res, *s, BatchKind::kReports, encode_reports(r.reports), r.reports.size(), key,
+                [&](uint64_t) { return ack; },
+                [&] {
+                  for (const auto& c : r.reports) s->session.add_connector_report(c);
+                });
   }
 
   // Raw text of one source (a log file or a chunk of one), scanned by Session::ingest_text exactly
@@ -589,46 +725,34 @@ struct Service::Impl {
       problem(res, req, {400, "invalid_parameter", err});
       return;
     }
+    std::string key;
+    if (!idempotency_key(req, res, key)) return;
     Slot slot;
     if (!acquire(slot, req, res)) return;
     if (!read_body(req, res, reader, tb.text)) return;
     uint64_t lines = count_lines(tb.text);
-    uint64_t total;
-    {
-      std::lock_guard lock(s->mu);
-      if (s->closed) {
-        problem(res, req, {410, "session_closed", "session " + s->id + " was closed"});
-        return;
-      }
-      if (s->observations + lines > cfg.max_observations_per_session) {
-        metrics.add_discarded("session_limit", lines);
-        problem(res, req, {413, "session_observation_limit",
-                           std::to_string(lines) + " more lines would exceed the session limit of " +
-                               std::to_string(cfg.max_observations_per_session)});
-        return;
-      }
-      if (lines) {
-        auto now = now_ns();
-        if (!store->append_batch(s->id, BatchKind::kText, encode_text(tb), lines, now)) {
-          metrics.add_store_error();
-          problem(res, req, {503, "store_error", "the text could not be persisted; nothing was accepted"});
-          return;
-        }
-        s->session.ingest_text(tb.source, tb.text, tb.first_line);
-        s->observations += lines;
-        s->updated_ns = now;
-      }
-      total = s->observations;
+    auto make_ack = [&](uint64_t total) {
+      return "{\"accepted\":" + std::to_string(lines) + ",\"rejected\":[],\"rejected_count\":0,\"truncated\":0" +
+             ",\"session_observations\":" + std::to_string(total) + "}";
+    };
+    if (lines == 0) {
+      StoredSession ss;
+      auto st = store->get_session(s->id, ss);
+      if (st == StoreStatus::kOk && ss.closed) st = StoreStatus::kClosed;
+      if (store_problem(st, s->id, req, res, "the session could not be read")) return;
+      res.set_content(make_ack(ss.observations), "application/json");
+      return;
     }
-    metrics.add_ingested(std::string(to_string(tb.source.kind)), lines);
-    res.set_content("{\"accepted\":" + std::to_string(lines) + ",\"rejected\":[],\"rejected_count\":0,\"truncated\":0" +
-                        ",\"session_observations\":" + std::to_string(total) + "}",
-                    "application/json");
+    if (store_batch(req, res, *s, BatchKind::kText, encode_text(tb), lines, key, make_ack,
+                    [&] { s->session.ingest_text(tb.source, tb.text, tb.first_line); }))
+      metrics.add_ingested(std::string(to_string(tb.source.kind)), lines);
   }
 
   // ---- session lifecycle
 
   void create_session(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* reader) {
+    std::string key;
+    if (!idempotency_key(req, res, key)) return;
     std::string body;
     if (!read_body(req, res, reader, body)) return;
     if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -650,49 +774,54 @@ struct Service::Impl {
       problem(res, req, {422, "invalid_context", "context.id: required"});
       return;
     }
-    std::string id = new_id();
-    auto state = std::make_shared<SessionState>(rules, ctx.value);
-    state->id = id;
-    state->context_json = one.context_json;
-    state->created_ns = now_ns();
-    state->updated_ns = state->created_ns;
-    {
-      std::unique_lock lock(sessions_mu);
-      if (sessions.size() >= cfg.max_sessions) {
-        metrics.add_overload("sessions");
-        problem(res, req, {429, "too_many_sessions",
-                           "the service holds " + std::to_string(sessions.size()) +
-                               " open sessions (limit " + std::to_string(cfg.max_sessions) + "); close some or retry later"});
-        return;
-      }
-      if (!store->create_session(id, one.context_json, state->created_ns)) {
-        metrics.add_store_error();
-        problem(res, req, {503, "store_error", "the session could not be persisted"});
-        return;
-      }
-      sessions[id] = state;
-      metrics.set_sessions(static_cast<int64_t>(sessions.size()));
+    std::vector<StoredSession> none;
+    uint64_t open_sessions = 0;
+    if (store_problem(store->list_sessions(0, none, open_sessions), "", req, res, "the session was not created"))
+      return;
+    if (open_sessions >= cfg.max_sessions) {
+      metrics.add_overload("sessions");
+      problem(res, req, {429, "too_many_sessions",
+                         "the store holds " + std::to_string(open_sessions) + " open sessions (limit " +
+                             std::to_string(cfg.max_sessions) + "); close some or retry later"});
+      return;
     }
-    log(LogLevel::kInfo, "session created", {{"session", id}, {"job_id", ctx.value.id}});
+    StoredSession ss;
+    auto st = store->create_session(new_id(), one.context_json, now_ns(), key, ss);
+    if (store_problem(st, "", req, res, "the session was not created")) return;
+    if (st == StoreStatus::kReplayed) {
+      if (ss.context_json != one.context_json) {
+        problem(res, req, {422, "idempotency_key_reused",
+                           "Idempotency-Key " + key + " created session " + ss.id + " with another context"});
+        return;
+      }
+      replayed(res);
+    } else {
+      log(LogLevel::kInfo, "session created", {{"session", ss.id}, {"job_id", ctx.value.id}});
+    }
     res.status = 201;
-    res.set_header("Location", "/v2/sessions/" + id);
-    res.set_content("{\"id\":" + json_quote(id) + ",\"context\":" + one.context_json + "}", "application/json");
+    res.set_header("Location", "/v2/sessions/" + ss.id);
+    res.set_content("{\"id\":" + json_quote(ss.id) + ",\"context\":" + ss.context_json + "}", "application/json");
   }
 
-  std::string session_json(SessionState& s) {
-    std::lock_guard lock(s.mu);
+  static std::string session_json(const StoredSession& s) {
     return "{\"id\":" + json_quote(s.id) + ",\"state\":\"open\",\"context\":" + s.context_json +
            ",\"created_at\":" + json_quote(format_rfc3339(s.created_ns)) +
-           ",\"updated_at\":" + json_quote(format_rfc3339(s.updated_ns.load())) +
+           ",\"updated_at\":" + json_quote(format_rfc3339(s.updated_ns)) +
            ",\"observations\":" + std::to_string(s.observations) +
-           ",\"connector_reports\":" + std::to_string(s.reports) +
-           ",\"verdicts\":" + std::to_string(s.verdicts) + "}";
+           ",\"connector_reports\":" + std::to_string(s.reports) + ",\"verdicts\":" + std::to_string(s.verdicts) + "}";
+  }
+
+  // The stored session, or false after writing 404 / 410 / 503.
+  bool stored_session(const std::string& id, const httplib::Request& req, httplib::Response& res, StoredSession& ss) {
+    auto st = store->get_session(id, ss);
+    if (st == StoreStatus::kOk && ss.closed) st = StoreStatus::kClosed;
+    return !store_problem(st, id, req, res, "the session could not be read");
   }
 
   void get_session(const httplib::Request& req, httplib::Response& res) {
-    auto s = find(req.matches[1], req, res);
-    if (!s) return;
-    res.set_content(session_json(*s), "application/json");
+    StoredSession ss;
+    if (!stored_session(req.matches[1], req, res, ss)) return;
+    res.set_content(session_json(ss), "application/json");
   }
 
   void list_sessions(const httplib::Request& req, httplib::Response& res) {
@@ -705,59 +834,73 @@ struct Service::Impl {
         return;
       }
     }
-    std::vector<std::shared_ptr<SessionState>> all;
-    {
-      std::shared_lock lock(sessions_mu);
-      for (const auto& [id, s] : sessions) all.push_back(s);
-    }
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-      return a->created_ns != b->created_ns ? a->created_ns < b->created_ns : a->id < b->id;
-    });
+    std::vector<StoredSession> all;
+    uint64_t total = 0;
+    if (store_problem(store->list_sessions(limit, all, total), "", req, res, "sessions could not be listed")) return;
     std::string out = "{\"sessions\":[";
-    for (size_t i = 0; i < all.size() && i < limit; ++i) {
+    for (size_t i = 0; i < all.size(); ++i) {
       if (i) out += ',';
-      out += session_json(*all[i]);
+      out += session_json(all[i]);
     }
-    out += "],\"total\":" + std::to_string(all.size()) + "}";
+    out += "],\"total\":" + std::to_string(total) + "}";
     res.set_content(out, "application/json");
   }
 
+  // Attributes the session over every batch stored for it (catching up on batches other
+  // replicas stored) and stores the verdict before answering. With an Idempotency-Key the
+  // verdict stored under it the first time is returned instead of attributing again.
   void attribute(const httplib::Request& req, httplib::Response& res) {
+    std::string key;
+    if (!idempotency_key(req, res, key)) return;
     auto s = find(req.matches[1], req, res);
     if (!s) return;
     Slot slot;
     if (!acquire(slot, req, res)) return;
-    Verdict v;
-    int64_t seq;
-    uint64_t nobs;
-    {
-      std::lock_guard lock(s->mu);
-      if (s->closed) {
-        problem(res, req, {410, "session_closed", "session " + s->id + " was closed"});
+    std::lock_guard lock(s->mu);
+    StoredVerdict sv;
+    if (!key.empty()) {
+      auto st = store->find_verdict(s->id, key, sv);
+      if (st == StoreStatus::kOk) {
+        replayed(res);
+        res.set_header("X-Attribution-Verdict-Seq", std::to_string(sv.seq));
+        res.set_content(sv.json, "application/json");
         return;
       }
-      v = s->session.attribute();
-      seq = ++s->verdicts;
-      nobs = s->observations;
-      if (!store->add_verdict(s->id, {seq, now_ns(), nobs, v.json})) {
-        metrics.add_store_error();
-        log(LogLevel::kWarn, "verdict not persisted", {{"session", s->id}, {"error", store->last_error()}});
-      }
+      if (st != StoreStatus::kNotFound && store_problem(st, s->id, req, res, "no verdict was computed")) return;
     }
-    metrics.add_attribution(v.outcome);
-    log(LogLevel::kInfo, "attributed",
-        {{"session", s->id}, {"outcome", v.outcome}, {"quality", v.quality}, {"observations", std::to_string(nobs)}});
-    res.set_header("X-Attribution-Verdict-Seq", std::to_string(seq));
-    res.set_content(v.json, "application/json");
+    std::string decode_error;
+    auto st = catch_up(*s, decode_error);
+    if (!decode_error.empty()) {
+      forget(s->id);
+      log(LogLevel::kError, "stored batches are unreadable", {{"session", s->id}, {"error", decode_error}});
+      problem(res, req, {500, "internal", "session " + s->id + ": " + decode_error});
+      return;
+    }
+    if (store_problem(st, s->id, req, res, "no verdict was computed")) return;
+    Verdict v = s->session.attribute();
+    st = store->add_verdict(s->id, key, now_ns(), s->observations, v.json, sv);
+    if (store_problem(st, s->id, req, res, "the verdict was not stored")) return;
+    if (st == StoreStatus::kReplayed) {
+      replayed(res);
+    } else {
+      metrics.add_attribution(v.outcome);
+      log(LogLevel::kInfo, "attributed",
+          {{"session", s->id}, {"outcome", v.outcome}, {"quality", v.quality},
+           {"observations", std::to_string(s->observations)}});
+    }
+    res.set_header("X-Attribution-Verdict-Seq", std::to_string(sv.seq));
+    res.set_content(sv.json, "application/json");
   }
 
   void verdicts(const httplib::Request& req, httplib::Response& res, bool latest) {
-    auto s = find(req.matches[1], req, res);
-    if (!s) return;
-    auto all = store->verdicts(s->id);
+    std::string id = req.matches[1];
+    StoredSession ss;
+    if (!stored_session(id, req, res, ss)) return;
+    std::vector<StoredVerdict> all;
+    if (store_problem(store->verdicts(id, all), id, req, res, "verdicts could not be read")) return;
     if (latest) {
       if (all.empty()) {
-        problem(res, req, {404, "no_verdict", "session " + s->id + " has not been attributed yet"});
+        problem(res, req, {404, "no_verdict", "session " + id + " has not been attributed yet"});
         return;
       }
       res.set_header("X-Attribution-Verdict-Seq", std::to_string(all.back().seq));
@@ -775,30 +918,12 @@ struct Service::Impl {
     res.set_content(out, "application/json");
   }
 
-  bool close_session(const std::string& id, const char* why) {
-    std::shared_ptr<SessionState> s;
-    {
-      std::unique_lock lock(sessions_mu);
-      auto it = sessions.find(id);
-      if (it == sessions.end()) return false;
-      s = it->second;
-      sessions.erase(it);
-      closed.insert(id);
-      metrics.set_sessions(static_cast<int64_t>(sessions.size()));
-    }
-    std::lock_guard lock(s->mu);
-    s->closed = true;
-    if (!store->close_session(id, now_ns())) metrics.add_store_error();
-    log(LogLevel::kInfo, "session closed", {{"session", id}, {"reason", why}});
-    return true;
-  }
-
   void delete_session(const httplib::Request& req, httplib::Response& res) {
     std::string id = req.matches[1];
-    if (!close_session(id, "client")) {
-      find(id, req, res);  // writes 404 or 410
-      return;
-    }
+    auto st = store->close_session(id, now_ns());
+    if (store_problem(st, id, req, res, "the session was not closed")) return;
+    forget(id);
+    log(LogLevel::kInfo, "session closed", {{"session", id}, {"reason", "client"}});
     res.status = 204;
   }
 
@@ -872,81 +997,39 @@ struct Service::Impl {
                            "\",\"store\":\"" + (store_ok ? "ok" : "failed") + "\"}"});
   }
 
-  // ---- replay
+  // ---- janitor
 
-  bool replay(std::string& error) {
-    auto stored = store->sessions();
-    size_t replayed = 0;
-    uint64_t observations = 0;
-    for (const auto& ss : stored) {
-      if (ss.closed) {
-        closed.insert(ss.id);
-        continue;
-      }
-      auto ctx = context_from_json(ss.context_json);
-      if (!ctx.ok()) {
-        log(LogLevel::kError, "stored session has an unreadable context; skipped",
-            {{"session", ss.id}, {"error", ctx.error}});
-        continue;
-      }
-      auto state = std::make_shared<SessionState>(rules, ctx.value);
-      state->id = ss.id;
-      state->context_json = ss.context_json;
-      state->created_ns = ss.created_ns;
-      state->updated_ns = ss.updated_ns;
-      bool ok = true;
-      std::vector<Observation> obs;
-      std::vector<ConnectorReport> reps;
-      bool read = store->for_each_batch(ss.id, [&](BatchKind kind, std::string_view blob) {
-        if (kind == BatchKind::kObservations) {
-          obs.clear();
-          if (!decode_observations(blob, obs)) ok = false;
-          for (const auto& o : obs) state->session.ingest(o);
-          state->observations += obs.size();
-        } else if (kind == BatchKind::kText) {
-          TextBatch tb;
-          if (!decode_text(blob, tb)) ok = false;
-          else state->session.ingest_text(tb.source, tb.text, tb.first_line);
-          state->observations += count_lines(tb.text);
-        } else {
-          reps.clear();
-          if (!decode_reports(blob, reps)) ok = false;
-          for (const auto& c : reps) state->session.add_connector_report(c);
-          state->reports += reps.size();
-        }
-      });
-      if (!read || !ok) {
-        error = "session " + ss.id + ": stored batches are unreadable: " + store->last_error();
-        return false;
-      }
-      state->verdicts = static_cast<int64_t>(store->verdicts(ss.id).size());
-      observations += state->observations;
-      sessions[ss.id] = state;
-      replayed++;
-    }
-    metrics.set_sessions(static_cast<int64_t>(sessions.size()));
-    log(LogLevel::kInfo, "store replayed",
-        {{"sessions", std::to_string(replayed)}, {"observations", std::to_string(observations)}});
-    return true;
-  }
-
+  // Closes sessions idle for session_ttl_s (in the store: with several replicas, whichever runs
+  // first), purges old tombstones, and drops engine states unused for a while from this
+  // process's memory (they are rebuilt from the store when needed).
   void janitor_loop() {
     auto period = std::chrono::seconds(std::clamp<uint64_t>(cfg.session_ttl_s / 4, 1, 60));
+    const int64_t keep_cached_ns = static_cast<int64_t>(std::min<uint64_t>(cfg.session_ttl_s, 300)) * 1000000000LL;
     while (!stopping) {
       {
         std::unique_lock lock(janitor_mu);
         janitor_cv.wait_for(lock, period, [&] { return stopping.load(); });
       }
       if (stopping) break;
-      int64_t cutoff = now_ns() - static_cast<int64_t>(cfg.session_ttl_s) * 1000000000LL;
+      int64_t now = now_ns();
+      int64_t cutoff = now - static_cast<int64_t>(cfg.session_ttl_s) * 1000000000LL;
       std::vector<std::string> expired;
-      {
-        std::shared_lock lock(sessions_mu);
-        for (const auto& [id, s] : sessions)
-          if (s->updated_ns.load() < cutoff) expired.push_back(id);
+      store->close_idle(cutoff, expired);
+      for (const auto& id : expired) {
+        forget(id);
+        log(LogLevel::kInfo, "session closed", {{"session", id}, {"reason", "ttl"}});
       }
-      for (const auto& id : expired) close_session(id, "ttl");
       store->purge_closed(cutoff);
+      {
+        std::unique_lock lock(sessions_mu);
+        for (auto it = sessions.begin(); it != sessions.end();) {
+          if (it->second.use_count() == 1 && it->second->last_used_ns.load() < now - keep_cached_ns)
+            it = sessions.erase(it);
+          else
+            ++it;
+        }
+        metrics.set_sessions(static_cast<int64_t>(sessions.size()));
+      }
       auto [active, waiting] = gate->load();
       metrics.set_work(active, waiting);
     }
@@ -955,10 +1038,32 @@ struct Service::Impl {
   // ---- routing
 
   using Body = const httplib::ContentReader*;
+  // Every POST route. With a body: an early answer decided before routing is sent only after the
+  // body is drained, and a handler that answers without reading the body (404, 410, 400, 429)
+  // has it drained afterwards, so no answer is lost to a connection reset. A body larger than
+  // max_body_bytes is not drained (413 closes the connection).
   template <class Fn>
   void post(const std::string& pattern, Fn fn) {
     server->Post(pattern, [this, fn](const httplib::Request& req, httplib::Response& res,
-                                     const httplib::ContentReader& reader) { (this->*fn)(req, res, &reader); });
+                                     const httplib::ContentReader& reader) {
+      bool consumed = false;
+      httplib::ContentReader tracked(
+          [&reader, &consumed](httplib::ContentReceiver receiver) {
+            consumed = true;
+            return reader(std::move(receiver));
+          },
+          reader.multipart_reader_);
+      if (t_early.status != 0) {
+        EarlyAnswer early = std::move(t_early);
+        t_early = {};
+        discard_body(reader, res);
+        close_after(res);
+        problem(res, req, {early.status, early.code, early.detail});
+        return;
+      }
+      (this->*fn)(req, res, &tracked);
+      if (!consumed && res.status != 413) discard_body(reader, res);
+    });
     server->Post(pattern, [this, fn](const httplib::Request& req, httplib::Response& res) {
       (this->*fn)(req, res, nullptr);
     });
@@ -1006,7 +1111,17 @@ struct Service::Impl {
 
     server->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       t_start = Clock::now();
+      t_early = {};
+      // A request with a body on a POST route is answered by the route's wrapper once the body
+      // is drained (see post()); anything else is answered here.
+      bool body_follows = req.method == "POST" &&
+                          (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos ||
+                           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0"));
       if (t_shed) {
+        if (body_follows) {
+          t_early = {429, "overloaded", "too many connections are waiting; retry later"};
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
         close_after(res);
         problem(res, req, {429, "overloaded", "too many connections are waiting; retry later"});
         return httplib::Server::HandlerResponse::Handled;
@@ -1017,6 +1132,10 @@ struct Service::Impl {
         bool ok = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0 &&
                   secret_equal(std::string_view(auth).substr(prefix.size()), cfg.auth_token);
         if (!ok) {
+          if (body_follows) {
+            t_early = {401, "unauthorized", "a valid bearer token is required"};
+            return httplib::Server::HandlerResponse::Unhandled;
+          }
           close_after(res);
           problem(res, req, {401, "unauthorized", "a valid bearer token is required"});
           return httplib::Server::HandlerResponse::Handled;
@@ -1028,6 +1147,13 @@ struct Service::Impl {
     // Every response: request id, metrics, access log; empty error bodies become problem+json.
     server->set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      if (t_early.status != 0) {  // a shed or unauthorized POST to no route: its body is read by now
+        EarlyAnswer early = std::move(t_early);
+        t_early = {};
+        close_after(res);
+        problem(res, req, {early.status, early.code, early.detail});
+        return httplib::Server::HandlerResponse::Handled;
+      }
       int status = res.status;
       std::string code = status == 404 ? "not_found" : status == 413 ? "body_too_large" : status == 400 ? "bad_request"
                        : status == 405 ? "method_not_allowed" : status == 500 ? "internal" : "error";
@@ -1149,18 +1275,20 @@ bool Service::init(std::string& error) {
     return false;
   }
   std::error_code ec;
-  fs::create_directories(d.cfg.data_dir, ec);
+  if (d.cfg.store.empty()) fs::create_directories(d.cfg.data_dir, ec);  // the default SQLite store's home
   if (ec) {
     error = "data_dir " + d.cfg.data_dir + ": " + ec.message();
     return false;
   }
   std::string db_error;
-  d.store = Store::open((fs::path(d.cfg.data_dir) / "sessions.db").string(), db_error);
+  StoreOptions store_options;
+  store_options.pool_size = static_cast<size_t>(std::max(1, d.cfg.store_pool_size));
+  store_options.pool_wait_ms = d.cfg.store_pool_wait_ms;
+  d.store = Store::open(d.cfg.store, (fs::path(d.cfg.data_dir) / "sessions.db").string(), store_options, db_error);
   if (!d.store) {
     error = "store: " + db_error;
     return false;
   }
-  if (!d.replay(error)) return false;
   if (d.rules) d.metrics.set_rules(d.rules_info.digest, d.rules_info.files, d.rules_info.extractors);
 
   if (!d.cfg.tls_cert.empty()) {
@@ -1211,7 +1339,7 @@ bool Service::init(std::string& error) {
       {{"address", d.host + ":" + std::to_string(d.bound_port)},
        {"tls", d.cfg.tls_cert.empty() ? "off" : "on"},
        {"auth", d.cfg.auth_token.empty() ? "off" : "bearer"},
-       {"data_dir", d.cfg.data_dir},
+       {"store", d.store->describe()},
        {"rules_digest", d.rules_info.digest}});
   return true;
 }

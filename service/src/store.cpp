@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <mutex>
 
 namespace attribution::service {
 namespace {
@@ -52,6 +53,7 @@ struct Stmt {
   void text(int i, std::string_view v) { sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
   void blob(int i, std::string_view v) { sqlite3_bind_blob(s, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC); }
   void i64(int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
+  void null(int i) { sqlite3_bind_null(s, i); }
   int step() { return sqlite3_step(s); }
   std::string col_text(int i) {
     auto p = sqlite3_column_text(s, i);
@@ -199,192 +201,388 @@ bool decode_text(std::string_view blob, TextBatch& b) {
   return r.ok && r.pos == blob.size();
 }
 
-std::unique_ptr<Store> Store::open(const std::string& path, std::string& error) {
-  std::unique_ptr<Store> st(new Store());
-  if (sqlite3_open_v2(path.c_str(), &st->db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
-    error = st->db_ ? sqlite3_errmsg(st->db_) : "cannot open database";
-    return nullptr;
+namespace {
+
+thread_local std::string t_store_error;
+
+#define SESSION_COLUMNS "id, context, created_ns, updated_ns, closed, batches, observations, reports, verdicts"
+
+// SQLite: one connection behind a mutex (SQLite serializes writers anyway).
+class SqliteStore : public Store {
+ public:
+  ~SqliteStore() override {
+    if (db_) sqlite3_close_v2(db_);
   }
-  sqlite3_busy_timeout(st->db_, 5000);
-  const char* schema =
-      "PRAGMA journal_mode=WAL;"
-      "PRAGMA synchronous=NORMAL;"
-      "PRAGMA foreign_keys=ON;"
-      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-      "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');"
-      "CREATE TABLE IF NOT EXISTS sessions("
-      "  id TEXT PRIMARY KEY, context TEXT NOT NULL, created_ns INTEGER NOT NULL,"
-      "  updated_ns INTEGER NOT NULL, closed INTEGER NOT NULL DEFAULT 0);"
-      "CREATE TABLE IF NOT EXISTS batches("
-      "  seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
-      "  kind INTEGER NOT NULL, count INTEGER NOT NULL, payload BLOB NOT NULL);"
-      "CREATE INDEX IF NOT EXISTS batches_session ON batches(session_id, seq);"
-      "CREATE TABLE IF NOT EXISTS verdicts("
-      "  session_id TEXT NOT NULL, seq INTEGER NOT NULL, created_ns INTEGER NOT NULL,"
-      "  observations INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY(session_id, seq));";
-  if (!st->exec(schema)) {
-    error = st->last_error_;
-    return nullptr;
+  bool init(const std::string& path, std::string& error) {
+    path_ = path;
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                        nullptr) != SQLITE_OK) {
+      error = db_ ? sqlite3_errmsg(db_) : "cannot open database";
+      return false;
+    }
+    sqlite3_busy_timeout(db_, 5000);
+    const char* schema =
+        "PRAGMA journal_mode=WAL;"
+        "PRAGMA synchronous=NORMAL;"
+        "PRAGMA foreign_keys=ON;"
+        "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');"
+        "CREATE TABLE IF NOT EXISTS sessions("
+        "  id TEXT PRIMARY KEY, context TEXT NOT NULL, created_ns INTEGER NOT NULL,"
+        "  updated_ns INTEGER NOT NULL, closed INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE IF NOT EXISTS batches("
+        "  seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
+        "  kind INTEGER NOT NULL, count INTEGER NOT NULL, payload BLOB NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS batches_session ON batches(session_id, seq);"
+        "CREATE TABLE IF NOT EXISTS verdicts("
+        "  session_id TEXT NOT NULL, seq INTEGER NOT NULL, created_ns INTEGER NOT NULL,"
+        "  observations INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY(session_id, seq));";
+    if (!exec(schema)) {
+      error = t_store_error;
+      return false;
+    }
+    // Schema 2: counters on the session row, batch numbers, idempotency keys.
+    std::string version;
+    {
+      Stmt s(db_, "SELECT value FROM meta WHERE key = 'schema'");
+      if (s && s.step() == SQLITE_ROW) version = s.col_text(0);
+    }
+    if (version == "1") {
+      const char* migrate =
+          "BEGIN IMMEDIATE;"
+          "ALTER TABLE sessions ADD COLUMN create_key TEXT;"
+          "ALTER TABLE sessions ADD COLUMN batches INTEGER NOT NULL DEFAULT 0;"
+          "ALTER TABLE sessions ADD COLUMN observations INTEGER NOT NULL DEFAULT 0;"
+          "ALTER TABLE sessions ADD COLUMN reports INTEGER NOT NULL DEFAULT 0;"
+          "ALTER TABLE sessions ADD COLUMN verdicts INTEGER NOT NULL DEFAULT 0;"
+          "ALTER TABLE batches ADD COLUMN batch_no INTEGER;"
+          "ALTER TABLE batches ADD COLUMN batch_key TEXT;"
+          "ALTER TABLE batches ADD COLUMN ack TEXT;"
+          "ALTER TABLE verdicts ADD COLUMN verdict_key TEXT;"
+          "UPDATE batches SET batch_no = (SELECT count(*) FROM batches b WHERE b.session_id = batches.session_id"
+          "  AND b.seq <= batches.seq);"
+          "UPDATE sessions SET"
+          "  batches = (SELECT count(*) FROM batches b WHERE b.session_id = sessions.id),"
+          "  observations = (SELECT coalesce(sum(count), 0) FROM batches b WHERE b.session_id = sessions.id AND b.kind <> 1),"
+          "  reports = (SELECT coalesce(sum(count), 0) FROM batches b WHERE b.session_id = sessions.id AND b.kind = 1),"
+          "  verdicts = (SELECT coalesce(max(seq), 0) FROM verdicts v WHERE v.session_id = sessions.id);"
+          "CREATE UNIQUE INDEX sessions_create_key ON sessions(create_key) WHERE create_key IS NOT NULL;"
+          "CREATE UNIQUE INDEX batches_key ON batches(session_id, batch_key) WHERE batch_key IS NOT NULL;"
+          "CREATE UNIQUE INDEX verdicts_key ON verdicts(session_id, verdict_key) WHERE verdict_key IS NOT NULL;"
+          "UPDATE meta SET value = '2' WHERE key = 'schema';"
+          "COMMIT;";
+      if (!exec(migrate)) {
+        exec("ROLLBACK");
+        error = "migrating " + path + " to schema 2: " + t_store_error;
+        return false;
+      }
+    }
+    return true;
   }
-  return st;
-}
 
-Store::~Store() {
-  if (db_) sqlite3_close_v2(db_);
-}
+  bool shared() const override { return false; }
+  std::string describe() const override { return "sqlite:" + path_; }
 
-bool Store::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    last_error_ = err ? err : "sqlite error";
-    sqlite3_free(err);
-    return false;
+  StoreStatus create_session(const std::string& id, std::string_view context_json, int64_t now_ns,
+                             const std::string& key, StoredSession& out) override {
+    std::lock_guard lock(mu_);
+    if (!key.empty()) {
+      Stmt q(db_, "SELECT id FROM sessions WHERE create_key = ?");
+      if (!q) return fail();
+      q.text(1, key);
+      if (q.step() == SQLITE_ROW) return get_locked(q.col_text(0), out) == StoreStatus::kOk ? StoreStatus::kReplayed : fail();
+    }
+    Stmt s(db_, "INSERT INTO sessions(id, context, created_ns, updated_ns, create_key) VALUES(?,?,?,?,?)");
+    if (!s) return fail();
+    s.text(1, id);
+    s.text(2, context_json);
+    s.i64(3, now_ns);
+    s.i64(4, now_ns);
+    if (key.empty()) s.null(5);
+    else s.text(5, key);
+    if (s.step() != SQLITE_DONE) return fail();
+    out = {};
+    out.id = id;
+    out.context_json = std::string(context_json);
+    out.created_ns = out.updated_ns = now_ns;
+    return StoreStatus::kOk;
   }
-  return true;
-}
 
-std::string Store::last_error() {
-  std::lock_guard lock(mu_);
-  return last_error_;
-}
+  StoreStatus get_session(const std::string& id, StoredSession& out) override {
+    std::lock_guard lock(mu_);
+    return get_locked(id, out);
+  }
 
-bool Store::create_session(const std::string& id, std::string_view context_json, int64_t now_ns) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "INSERT INTO sessions(id, context, created_ns, updated_ns) VALUES(?,?,?,?)");
-  if (!s) { last_error_ = sqlite3_errmsg(db_); return false; }
-  s.text(1, id);
-  s.text(2, context_json);
-  s.i64(3, now_ns);
-  s.i64(4, now_ns);
-  if (s.step() != SQLITE_DONE) { last_error_ = sqlite3_errmsg(db_); return false; }
-  return true;
-}
+  StoreStatus list_sessions(size_t limit, std::vector<StoredSession>& out, uint64_t& total) override {
+    std::lock_guard lock(mu_);
+    out.clear();
+    {
+      Stmt c(db_, "SELECT count(*) FROM sessions WHERE closed = 0");
+      if (!c || c.step() != SQLITE_ROW) return fail();
+      total = static_cast<uint64_t>(c.col_i64(0));
+    }
+    Stmt s(db_, "SELECT " SESSION_COLUMNS " FROM sessions WHERE closed = 0 ORDER BY created_ns, id LIMIT ?");
+    if (!s) return fail();
+    s.i64(1, static_cast<int64_t>(limit));
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_session(s));
+    return rc == SQLITE_DONE ? StoreStatus::kOk : fail();
+  }
 
-bool Store::append_batch(const std::string& id, BatchKind kind, std::string_view blob,
-                         uint64_t count, int64_t now_ns) {
-  std::lock_guard lock(mu_);
-  if (!exec("BEGIN IMMEDIATE")) return false;
-  bool ok = false;
-  {
-    Stmt s(db_, "INSERT INTO batches(session_id, kind, count, payload) VALUES(?,?,?,?)");
-    Stmt u(db_, "UPDATE sessions SET updated_ns = ? WHERE id = ?");
-    if (s && u) {
+  StoreStatus append_batch(const std::string& id, BatchKind kind, std::string_view blob, uint64_t count,
+                           const std::string& key, int64_t now_ns, uint64_t max_observations,
+                           const std::function<std::string(uint64_t)>& make_ack, BatchAck& out) override {
+    std::lock_guard lock(mu_);
+    if (!exec("BEGIN IMMEDIATE")) return StoreStatus::kError;
+    StoreStatus st = append_locked(id, kind, blob, count, key, now_ns, max_observations, make_ack, out);
+    if (st != StoreStatus::kOk) {
+      exec("ROLLBACK");
+      return st;
+    }
+    return exec("COMMIT") ? StoreStatus::kOk : (exec("ROLLBACK"), StoreStatus::kError);
+  }
+
+  StoreStatus batches_after(const std::string& id, int64_t after,
+                            const std::function<void(int64_t, BatchKind, std::string_view)>& fn) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "SELECT batch_no, kind, payload FROM batches WHERE session_id = ? AND batch_no > ? ORDER BY batch_no");
+    if (!s) return fail();
+    s.text(1, id);
+    s.i64(2, after);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) fn(s.col_i64(0), static_cast<BatchKind>(s.col_i64(1)), s.col_blob(2));
+    return rc == SQLITE_DONE ? StoreStatus::kOk : fail();
+  }
+
+  StoreStatus add_verdict(const std::string& id, const std::string& key, int64_t now_ns, uint64_t observations,
+                          const std::string& json, StoredVerdict& out) override {
+    std::lock_guard lock(mu_);
+    if (!exec("BEGIN IMMEDIATE")) return StoreStatus::kError;
+    auto st = [&]() -> StoreStatus {
+      StoredSession ss;
+      if (auto g = get_locked(id, ss); g != StoreStatus::kOk) return g;
+      if (ss.closed) return StoreStatus::kClosed;
+      if (!key.empty() && find_locked(id, key, out) == StoreStatus::kOk) return StoreStatus::kReplayed;
+      Stmt s(db_, "INSERT INTO verdicts(session_id, seq, created_ns, observations, json, verdict_key) VALUES(?,?,?,?,?,?)");
+      Stmt u(db_, "UPDATE sessions SET verdicts = ? WHERE id = ?");
+      if (!s || !u) return fail();
+      out = {ss.verdicts + 1, now_ns, observations, json};
       s.text(1, id);
-      s.i64(2, static_cast<int>(kind));
-      s.i64(3, static_cast<int64_t>(count));
-      s.blob(4, blob);
-      u.i64(1, now_ns);
+      s.i64(2, out.seq);
+      s.i64(3, now_ns);
+      s.i64(4, static_cast<int64_t>(observations));
+      s.text(5, json);
+      if (key.empty()) s.null(6);
+      else s.text(6, key);
+      u.i64(1, out.seq);
       u.text(2, id);
-      ok = s.step() == SQLITE_DONE && u.step() == SQLITE_DONE;
+      if (s.step() != SQLITE_DONE || u.step() != SQLITE_DONE) return fail();
+      return StoreStatus::kOk;
+    }();
+    if (st != StoreStatus::kOk) {
+      exec("ROLLBACK");
+      return st;
     }
-    if (!ok) last_error_ = sqlite3_errmsg(db_);
+    return exec("COMMIT") ? StoreStatus::kOk : (exec("ROLLBACK"), StoreStatus::kError);
   }
-  if (!ok) {
-    exec("ROLLBACK");
-    return false;
+
+  StoreStatus find_verdict(const std::string& id, const std::string& key, StoredVerdict& out) override {
+    std::lock_guard lock(mu_);
+    return find_locked(id, key, out);
   }
-  return exec("COMMIT");
-}
 
-bool Store::add_verdict(const std::string& id, const StoredVerdict& v) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "INSERT OR REPLACE INTO verdicts(session_id, seq, created_ns, observations, json) VALUES(?,?,?,?,?)");
-  if (!s) { last_error_ = sqlite3_errmsg(db_); return false; }
-  s.text(1, id);
-  s.i64(2, v.seq);
-  s.i64(3, v.created_ns);
-  s.i64(4, static_cast<int64_t>(v.observations));
-  s.text(5, v.json);
-  if (s.step() != SQLITE_DONE) { last_error_ = sqlite3_errmsg(db_); return false; }
-  return true;
-}
+  StoreStatus verdicts(const std::string& id, std::vector<StoredVerdict>& out) override {
+    std::lock_guard lock(mu_);
+    out.clear();
+    Stmt s(db_, "SELECT seq, created_ns, observations, json FROM verdicts WHERE session_id = ? ORDER BY seq");
+    if (!s) return fail();
+    s.text(1, id);
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW)
+      out.push_back({s.col_i64(0), s.col_i64(1), static_cast<uint64_t>(s.col_i64(2)), s.col_text(3)});
+    return rc == SQLITE_DONE ? StoreStatus::kOk : fail();
+  }
 
-bool Store::close_session(const std::string& id, int64_t now_ns) {
-  std::lock_guard lock(mu_);
-  if (!exec("BEGIN IMMEDIATE")) return false;
-  bool ok;
-  {
-    Stmt a(db_, "DELETE FROM batches WHERE session_id = ?");
-    Stmt b(db_, "DELETE FROM verdicts WHERE session_id = ?");
-    Stmt c(db_, "UPDATE sessions SET closed = 1, updated_ns = ?, context = '{}' WHERE id = ?");
-    ok = a && b && c;
-    if (ok) {
-      a.text(1, id);
-      b.text(1, id);
-      c.i64(1, now_ns);
-      c.text(2, id);
-      ok = a.step() == SQLITE_DONE && b.step() == SQLITE_DONE && c.step() == SQLITE_DONE;
+  StoreStatus close_session(const std::string& id, int64_t now_ns) override {
+    std::lock_guard lock(mu_);
+    if (!exec("BEGIN IMMEDIATE")) return StoreStatus::kError;
+    auto st = close_locked(id, now_ns);
+    if (st != StoreStatus::kOk) {
+      exec("ROLLBACK");
+      return st;
     }
-    if (!ok) last_error_ = sqlite3_errmsg(db_);
+    return exec("COMMIT") ? StoreStatus::kOk : (exec("ROLLBACK"), StoreStatus::kError);
   }
-  if (!ok) {
-    exec("ROLLBACK");
-    return false;
+
+  StoreStatus close_idle(int64_t before_ns, std::vector<std::string>& closed) override {
+    std::vector<std::string> ids;
+    {
+      std::lock_guard lock(mu_);
+      Stmt s(db_, "SELECT id FROM sessions WHERE closed = 0 AND updated_ns < ?");
+      if (!s) return fail();
+      s.i64(1, before_ns);
+      while (s.step() == SQLITE_ROW) ids.push_back(s.col_text(0));
+    }
+    for (const auto& id : ids)
+      if (close_session(id, before_ns) == StoreStatus::kOk) closed.push_back(id);
+    return StoreStatus::kOk;
   }
-  return exec("COMMIT");
-}
 
-bool Store::purge_closed(int64_t before_ns) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "DELETE FROM sessions WHERE closed = 1 AND updated_ns < ?");
-  if (!s) return false;
-  s.i64(1, before_ns);
-  return s.step() == SQLITE_DONE;
-}
+  bool purge_closed(int64_t before_ns) override {
+    std::lock_guard lock(mu_);
+    Stmt s(db_, "DELETE FROM sessions WHERE closed = 1 AND updated_ns < ?");
+    if (!s) return false;
+    s.i64(1, before_ns);
+    return s.step() == SQLITE_DONE;
+  }
 
-std::vector<StoredSession> Store::sessions() {
-  std::lock_guard lock(mu_);
-  std::vector<StoredSession> out;
-  Stmt s(db_, "SELECT id, context, created_ns, updated_ns, closed FROM sessions ORDER BY created_ns, id");
-  if (!s) return out;
-  while (s.step() == SQLITE_ROW) {
+  bool writable() override {
+    std::lock_guard lock(mu_);
+    if (!exec("BEGIN IMMEDIATE")) return false;
+    bool ok = exec("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', 'ok')");
+    exec(ok ? "COMMIT" : "ROLLBACK");
+    return ok;
+  }
+
+ private:
+  static StoredSession read_session(Stmt& s) {
     StoredSession ss;
     ss.id = s.col_text(0);
     ss.context_json = s.col_text(1);
     ss.created_ns = s.col_i64(2);
     ss.updated_ns = s.col_i64(3);
     ss.closed = s.col_i64(4) != 0;
-    out.push_back(std::move(ss));
+    ss.batches = s.col_i64(5);
+    ss.observations = static_cast<uint64_t>(s.col_i64(6));
+    ss.reports = static_cast<uint64_t>(s.col_i64(7));
+    ss.verdicts = s.col_i64(8);
+    return ss;
   }
-  return out;
-}
-
-bool Store::for_each_batch(const std::string& id,
-                           const std::function<void(BatchKind, std::string_view)>& fn) {
-  std::lock_guard lock(mu_);
-  Stmt s(db_, "SELECT kind, payload FROM batches WHERE session_id = ? ORDER BY seq");
-  if (!s) return false;
-  s.text(1, id);
-  int rc;
-  while ((rc = s.step()) == SQLITE_ROW) fn(static_cast<BatchKind>(s.col_i64(0)), s.col_blob(1));
-  return rc == SQLITE_DONE;
-}
-
-std::vector<StoredVerdict> Store::verdicts(const std::string& id) {
-  std::lock_guard lock(mu_);
-  std::vector<StoredVerdict> out;
-  Stmt s(db_, "SELECT seq, created_ns, observations, json FROM verdicts WHERE session_id = ? ORDER BY seq");
-  if (!s) return out;
-  s.text(1, id);
-  while (s.step() == SQLITE_ROW) {
-    StoredVerdict v;
-    v.seq = s.col_i64(0);
-    v.created_ns = s.col_i64(1);
-    v.observations = static_cast<uint64_t>(s.col_i64(2));
-    v.json = s.col_text(3);
-    out.push_back(std::move(v));
+  StoreStatus fail() {
+    t_store_error = sqlite3_errmsg(db_);
+    return StoreStatus::kError;
   }
-  return out;
-}
+  bool exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      t_store_error = err ? err : "sqlite error";
+      sqlite3_free(err);
+      return false;
+    }
+    return true;
+  }
+  StoreStatus get_locked(const std::string& id, StoredSession& out) {
+    Stmt s(db_, "SELECT " SESSION_COLUMNS " FROM sessions WHERE id = ?");
+    if (!s) return fail();
+    s.text(1, id);
+    int rc = s.step();
+    if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+    if (rc != SQLITE_ROW) return fail();
+    out = read_session(s);
+    return StoreStatus::kOk;
+  }
+  StoreStatus find_locked(const std::string& id, const std::string& key, StoredVerdict& out) {
+    Stmt s(db_, "SELECT seq, created_ns, observations, json FROM verdicts WHERE session_id = ? AND verdict_key = ?");
+    if (!s) return fail();
+    s.text(1, id);
+    s.text(2, key);
+    int rc = s.step();
+    if (rc == SQLITE_DONE) return StoreStatus::kNotFound;
+    if (rc != SQLITE_ROW) return fail();
+    out = {s.col_i64(0), s.col_i64(1), static_cast<uint64_t>(s.col_i64(2)), s.col_text(3)};
+    return StoreStatus::kOk;
+  }
+  StoreStatus append_locked(const std::string& id, BatchKind kind, std::string_view blob, uint64_t count,
+                            const std::string& key, int64_t now_ns, uint64_t max_observations,
+                            const std::function<std::string(uint64_t)>& make_ack, BatchAck& out) {
+    StoredSession ss;
+    if (auto g = get_locked(id, ss); g != StoreStatus::kOk) return g;
+    if (ss.closed) return StoreStatus::kClosed;
+    if (!key.empty()) {
+      Stmt q(db_, "SELECT batch_no, ack FROM batches WHERE session_id = ? AND batch_key = ?");
+      if (!q) return fail();
+      q.text(1, id);
+      q.text(2, key);
+      if (q.step() == SQLITE_ROW) {
+        out.batch_no = q.col_i64(0);
+        out.ack = q.col_text(1);
+        out.session_observations = ss.observations;
+        return StoreStatus::kReplayed;
+      }
+    }
+    bool is_reports = kind == BatchKind::kReports;
+    if (!is_reports && ss.observations + count > max_observations) {
+      out.session_observations = ss.observations;
+      return StoreStatus::kLimit;
+    }
+    out.batch_no = ss.batches + 1;
+    out.session_observations = ss.observations + (is_reports ? 0 : count);
+    out.ack = make_ack(out.session_observations);
+    Stmt s(db_, "INSERT INTO batches(session_id, kind, count, payload, batch_no, batch_key, ack) VALUES(?,?,?,?,?,?,?)");
+    Stmt u(db_, "UPDATE sessions SET updated_ns = ?, batches = ?, observations = ?, reports = reports + ? WHERE id = ?");
+    if (!s || !u) return fail();
+    s.text(1, id);
+    s.i64(2, static_cast<int>(kind));
+    s.i64(3, static_cast<int64_t>(count));
+    s.blob(4, blob);
+    s.i64(5, out.batch_no);
+    if (key.empty()) s.null(6);
+    else s.text(6, key);
+    s.text(7, out.ack);
+    u.i64(1, now_ns);
+    u.i64(2, out.batch_no);
+    u.i64(3, static_cast<int64_t>(out.session_observations));
+    u.i64(4, static_cast<int64_t>(is_reports ? count : 0));
+    u.text(5, id);
+    if (s.step() != SQLITE_DONE || u.step() != SQLITE_DONE) return fail();
+    return StoreStatus::kOk;
+  }
+  StoreStatus close_locked(const std::string& id, int64_t now_ns) {
+    StoredSession ss;
+    if (auto g = get_locked(id, ss); g != StoreStatus::kOk) return g;
+    if (ss.closed) return StoreStatus::kClosed;
+    Stmt a(db_, "DELETE FROM batches WHERE session_id = ?");
+    Stmt b(db_, "DELETE FROM verdicts WHERE session_id = ?");
+    Stmt c(db_, "UPDATE sessions SET closed = 1, updated_ns = ?, context = '{}', create_key = NULL WHERE id = ?");
+    if (!a || !b || !c) return fail();
+    a.text(1, id);
+    b.text(1, id);
+    c.i64(1, now_ns);
+    c.text(2, id);
+    if (a.step() != SQLITE_DONE || b.step() != SQLITE_DONE || c.step() != SQLITE_DONE) return fail();
+    return StoreStatus::kOk;
+  }
+#undef SESSION_COLUMNS
 
-bool Store::writable() {
-  std::lock_guard lock(mu_);
-  if (!exec("BEGIN IMMEDIATE")) return false;
-  bool ok = exec("INSERT OR REPLACE INTO meta(key, value) VALUES('probe', 'ok')");
-  exec(ok ? "COMMIT" : "ROLLBACK");
-  return ok;
+  std::mutex mu_;
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_postgres_store(const std::string& uri, const StoreOptions& options, std::string& error);
+
+void set_store_error(std::string message) { t_store_error = std::move(message); }
+std::string Store::last_error() { return t_store_error; }
+
+std::unique_ptr<Store> Store::open(const std::string& spec, const std::string& default_sqlite_path,
+                                   const StoreOptions& options, std::string& error) {
+  if (spec.rfind("postgres://", 0) == 0 || spec.rfind("postgresql://", 0) == 0)
+    return open_postgres_store(spec, options, error);
+  std::string path = default_sqlite_path;
+  if (spec.rfind("sqlite:", 0) == 0) path = spec.substr(7);
+  else if (!spec.empty()) {
+    error = "store: expected sqlite:PATH or postgres://..., got \"" + spec.substr(0, spec.find(':')) + ":...\"";
+    return nullptr;
+  }
+  if (path.empty()) {
+    error = "store: sqlite: empty path";
+    return nullptr;
+  }
+  auto st = std::make_unique<SqliteStore>();
+  if (!st->init(path, error)) return nullptr;
+  return st;
 }
 
 }  // namespace attribution::service
