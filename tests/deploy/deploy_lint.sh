@@ -5,7 +5,8 @@
 #    both generated from the Kubernetes OpenAPI spec; no API server is installable here, so a
 #    server-side dry run cannot be had) plus the references between objects; then the built
 #    attribution-service runs with the ConfigMap's service.yaml and every probe path of the manifests
-#    must answer 200, the metrics the prometheus-adapter rules query must be on its /metrics, the
+#    must answer 200, the metrics the prometheus-adapter rules query must be on its /metrics (scraped
+#    by a real Prometheus with prometheus/scrape-config.yaml, each adapter query answering per pod), the
 #    environment the manifests set must be taken by the binaries (--print-config), and every container's
 #    args must parse with the real CLI;
 #  - systemd (deploy/systemd): systemd-analyze verify with ExecStart on the built binaries and the man
@@ -26,13 +27,19 @@ HERE="$SRC/tests/deploy"
 D="$SRC/deploy"
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for tool in systemd-analyze systemd-sysusers yamllint groff node npm curl apt-cache; do
+for tool in systemd-analyze systemd-sysusers yamllint groff node npm curl apt-cache prometheus promtool; do
   command -v "$tool" >/dev/null || skip "$tool not installed (scripts/install-deps.sh --test)"
 done
 apt-cache show bash >/dev/null 2>&1 || skip "apt has no package lists (apt-get update); Dockerfile packages cannot be checked"
 TMP=$(mktemp -d /tmp/attribution-deploy-lint-XXXXXX)
 SERVICE_PID=""
-cleanup() { [[ -n "$SERVICE_PID" ]] && kill "$SERVICE_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+PROM_PID=""
+cleanup() {
+  [[ -n "$SERVICE_PID" ]] && kill "$SERVICE_PID" 2>/dev/null
+  [[ -n "$PROM_PID" ]] && kill "$PROM_PID" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$TMP"
+}
 trap cleanup EXIT
 
 # ---------------------------------------------------------------- Kubernetes
@@ -104,8 +111,66 @@ for route in /v2/readyz /v2/livez; do
 done
 grep -Eq '^attribution_http_requests_total\{route="/v2/sessions",code="200"\} [1-9]' "$TMP/metrics.txt" \
   || fail "a /v2/sessions request is not counted in attribution_http_requests_total"
-kill "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true; SERVICE_PID=""
 echo "ok: probes answer 200 on the real service; the HPA's series are exported ($(tr '\n' ' ' < "$TMP/k8s/series.txt"))"
+
+# The scrape job and the adapter queries, run by a real Prometheus against the running service.
+# Debian's Prometheus is built without Kubernetes discovery, so the job's kubernetes_sd_configs is
+# replaced by one static target carrying the __meta_kubernetes_* labels Kubernetes discovery would
+# give a service pod; everything else (bearer token file, relabelling to namespace/pod) is the file's.
+PROM_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+/usr/bin/python3 - "$D/k8s/prometheus/scrape-config.yaml" "$TMP/prometheus.yml" "127.0.0.1:$(cat "$TMP/port")" "$TMP/token" <<'PY'
+import sys, yaml
+src, out, target, token = sys.argv[1:]
+cfg = yaml.safe_load(open(src))
+job = cfg["scrape_configs"][0]
+assert "kubernetes_sd_configs" in job, "the scrape job must discover pods with kubernetes_sd_configs"
+del job["kubernetes_sd_configs"]
+job["static_configs"] = [{"targets": [target], "labels": {
+    "__meta_kubernetes_pod_label_app_kubernetes_io_name": "attribution-service",
+    "__meta_kubernetes_pod_container_port_name": "http",
+    "__meta_kubernetes_namespace": "attribution",
+    "__meta_kubernetes_pod_name": "attribution-service-7d9f-abcde"}}]
+job["authorization"]["credentials_file"] = token
+cfg["global"] = {"scrape_interval": "1s", "evaluation_interval": "1s"}
+yaml.safe_dump(cfg, open(out, "w"), sort_keys=False)
+PY
+promtool check config "$TMP/prometheus.yml" > "$TMP/promtool.log" 2>&1 || { cat "$TMP/promtool.log"; fail "promtool check config (scrape-config.yaml)"; }
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom-data" \
+  --web.listen-address="127.0.0.1:$PROM_PORT" > "$TMP/prometheus.log" 2>&1 &
+PROM_PID=$!
+PROM="http://127.0.0.1:$PROM_PORT"
+promql() { curl -sf --get --data-urlencode "query=$1" "$PROM/api/v1/query"; }
+up=""
+for _ in $(seq 1 300); do
+  curl -s -o /dev/null -H "Authorization: Bearer $openssl_token" "$URL/v2/sessions" || true
+  up=$(promql 'up{job="attribution-service",namespace="attribution",pod="attribution-service-7d9f-abcde"}' 2>/dev/null \
+       | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")' 2>/dev/null || true)
+  [[ "$up" == 1 ]] && break
+  sleep 0.2
+done
+[[ "$up" == 1 ]] || { tail -5 "$TMP/prometheus.log"; fail "Prometheus could not scrape the service with scrape-config.yaml (up=$up)"; }
+# Requests keep coming while the rate window fills (at least three scrapes).
+for _ in $(seq 1 25); do curl -s -o /dev/null -H "Authorization: Bearer $openssl_token" "$URL/v2/sessions"; sleep 0.2; done
+/usr/bin/python3 - "$D/k8s/prometheus/adapter-rules.yaml" > "$TMP/adapter-queries.tsv" <<'PY'
+import re, sys, yaml
+for rule in yaml.safe_load(open(sys.argv[1]))["rules"]:
+    series = re.match(r"\s*([a-zA-Z_:][a-zA-Z0-9_:]*)", rule["seriesQuery"]).group(1)
+    q = rule["metricsQuery"].replace("<<.Series>>", series) \
+        .replace("<<.LabelMatchers>>", 'namespace="attribution",pod=~"attribution-service-7d9f-abcde"') \
+        .replace("<<.GroupBy>>", "pod")
+    print(f"{series}\t{' '.join(q.split())}")
+PY
+while IFS=$'\t' read -r series query; do
+  result=$(promql "$query") || fail "Prometheus rejected the adapter query for $series: $query"
+  value=$(echo "$result" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["metric"].get("pod",""), r[0]["value"][1]) if r else print("")')
+  [[ "$value" == attribution-service-7d9f-abcde\ * ]] || fail "adapter query for $series returned no per-pod value: $query -> $result"
+  if [[ "$series" == attribution_http_requests_total ]]; then
+    awk -v v="${value#* }" 'BEGIN { exit !(v > 0) }' || fail "request rate is ${value#* } while requests were sent: $query"
+  fi
+  echo "ok: adapter query for $series on a real Prometheus: ${value#* } for pod ${value%% *}"
+done < "$TMP/adapter-queries.tsv"
+kill "$PROM_PID"; wait "$PROM_PID" 2>/dev/null || true; PROM_PID=""
+kill "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true; SERVICE_PID=""
 
 # The blueprint's ConfigMap + Secret environment + each container's args, through the real CLI.
 while IFS=$'\t' read -r workload image args; do
