@@ -6,14 +6,21 @@
 # $OUT/results.csv for scripts/plot_performance.py.
 #
 #   bench/run.sh                 # 100M, 1G, 10G at 64 ranks + rank scaling + 16,384-rank all-timeout
+#                                #   + match density 0.1/1/10/30 % at 1 GB x 64 and x 1,024 ranks
 #   SIZES="100M 1G" BIG= REPS=3 bench/run.sh      # skip 10 GB
+#   SIZES= BIG= RANK_SCALE= DENSITIES="1 10" bench/run.sh   # only match-density rows
 #
 # Environment: BUILD (build dir, default build-bench), BIN, GEN, DATA (bench/data), OUT (bench/out),
-# REPS (5), SIZES ("100M 1G"), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 4096 16384",
+# REPS (5), SIZES ("100M 1G"), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 1024 4096 16384",
 # at RANK_SIZE=1G), GREP_MAX_MB (1100: grep -E/-P only on bundles up to this size), SEED (1),
 # KEEP_DATA (0: delete the 10 GB bundle at the end), BIG_REPS (1: the 10 GB bundle is timed once,
 # with 2 threads only, after a cat to warm the page cache), WARMUP (0: no untimed run before the
 # REPS timed ones; the cat already warmed the page cache).
+# Match density (issue #14): DENSITIES ("0.1 1 10 30": % of lines that match a rule, failure-storm
+# lines; empty = skip), DENSITY_SHAPES ("1G:64 1G:1024": size:ranks, one file per rank), LAUNCHER
+# (srun: `srun --label` prefixes on every line), GREP_TIMEOUT (120: grep -E/-P rows on density
+# bundles are cut off after this many seconds and reported as not finished). Each density row says
+# the measured density (rg's matching lines / all lines) and the bundle shape.
 # Needs: rg (ripgrep), GNU grep, /usr/bin/time (package `time`), /usr/bin/python3.
 set -euo pipefail
 
@@ -27,12 +34,16 @@ REPS=${REPS:-5}
 SIZES=${SIZES:-"100M 1G"}
 BIG=${BIG-10G}
 RANKS=${RANKS:-64}
-RANK_SCALE=${RANK_SCALE-"16 256 4096 16384"}
+RANK_SCALE=${RANK_SCALE-"16 256 1024 4096 16384"}
 RANK_SIZE=${RANK_SIZE:-1G}
 GREP_MAX_MB=${GREP_MAX_MB:-1100}
 WARMUP=${WARMUP:-0}
 SEED=${SEED:-1}
 KEEP_DATA=${KEEP_DATA:-0}
+DENSITIES=${DENSITIES-"0.1 1 10 30"}
+DENSITY_SHAPES=${DENSITY_SHAPES-"1G:64 1G:1024"}
+LAUNCHER=${LAUNCHER:-srun}
+GREP_TIMEOUT=${GREP_TIMEOUT:-120}
 RULES=$ROOT/rules
 PY=/usr/bin/python3
 
@@ -49,11 +60,12 @@ trap 'rm -rf "$TMP"' EXIT
 NPAT=$(wc -l < "$OUT/patterns.re2")
 
 # ---------------------------------------------------------------- helpers
-gen() {  # gen SIZE RANKS SCENARIO -> prints the bundle dir
-  local dir="$DATA/s$1-r$2-$3-seed$SEED"
+gen() {  # gen SIZE RANKS SCENARIO [DENSITY LAUNCHER] -> prints the bundle dir
+  local dir="$DATA/s$1-r$2-$3${4:+-d$4-$5}-seed$SEED"
   if [[ ! -f "$dir/.done" ]]; then
     rm -rf "$dir"
-    "$GEN" --out "$dir" --size "$1" --ranks "$2" --scenario "$3" --seed "$SEED" --jobs 2 >&2
+    "$GEN" --out "$dir" --size "$1" --ranks "$2" --scenario "$3" --seed "$SEED" --jobs 2 \
+      ${4:+--density "$4" --launcher "$5"} >&2
     touch "$dir/.done"
   fi
   echo "$dir"
@@ -134,6 +146,20 @@ bench_bundle() {
   fi
   [[ -n "$rg1" ]] && row "$dir" "$bytes" "$files" "$ranks" "rg-j1" 1 "$rg1" "$rg1rss" "$rg1cpu" "" "" "" "" ""
   row "$dir" "$bytes" "$files" "$ranks" "rg-j2" 2 "$rg2" "$rg2rss" "$rg2cpu" "" "" "" "" ""
+  if [[ $with_grep == cutoff ]]; then
+    # Density rows: grep where it finishes. One run each, cut off after GREP_TIMEOUT seconds.
+    local g
+    for g in E P; do
+      local pf="$OUT/ere.txt"
+      [[ $g == P ]] && pf="$OUT/pcre.txt"
+      REPS=1 measure "grep$g" timeout "$GREP_TIMEOUT" grep -r -a -c "-$g" -f "$pf" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+      if grep -q 'status 124' "$TMP/time"; then
+        printf '%-30s %5s %6s %-11s %s\n' "$(basename "$dir" | sed 's/-seed[0-9]*$//')" "$(numfmt --to=iec "$bytes")" "$files" "grep-$g" "did not finish in $GREP_TIMEOUT s" | tee -a "$OUT/table.txt"
+      else
+        row "$dir" "$bytes" "$files" "$ranks" "grep-$g" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
+      fi
+    done
+  fi
   if [[ $with_grep == grep ]] && (( bytes <= GREP_MAX_MB * 1024 * 1024 )); then
     measure grepE grep -r -a -c -E -f "$OUT/ere.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
     row "$dir" "$bytes" "$files" "$ranks" "grep-E" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
@@ -146,6 +172,13 @@ bench_bundle() {
     m_p=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepP")
     echo "  matching lines: rg $m_rg, grep -E $m_e, grep -P $m_p" | tee -a "$OUT/table.txt"
   fi
+  if [[ -n "$(sed -n 's/^density_pct=//p' "$dir/expected.txt")" ]]; then
+    # The density a row is about, measured: rg's matching lines over all lines, and the shape.
+    local m_lines all_lines
+    m_lines=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.rg2")
+    all_lines=$(cat "$dir"/logs/* "$dir"/kernel/* "$dir/sacct.txt" | wc -l)
+    echo "  match density: $(awk -v m="$m_lines" -v a="$all_lines" 'BEGIN {printf "%.2f", 100 * m / a}') % of lines ($m_lines of $all_lines match, rg; generated at $(sed -n 's/^density_pct=//p' "$dir/expected.txt") %), shape $ranks ranks x $(numfmt --to=iec $((bytes / files))) per file, $(sed -n 's/^launcher=//p' "$dir/expected.txt") prefixes" | tee -a "$OUT/table.txt"
+  fi
   echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", (a > 0 ? a / b : 0)}')" | tee -a "$OUT/table.txt"
 }
 
@@ -156,7 +189,7 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)
 # analyze -j1 on a 10 MB bundle of the same shape. Extraction per core = bytes / (CPU - this).
 AN1CPU=""
 FIXED_CPU=""
-if [[ -n "$SIZES" ]]; then
+if [[ -n "$SIZES$DENSITIES" ]]; then
   fixed_dir=$(gen 10M "$RANKS" xid79)
   warm "$fixed_dir"
   measure fixed "$BIN" analyze -j 1 --rules "$RULES" -o json "$fixed_dir"
@@ -184,4 +217,12 @@ if [[ -n "$RANK_SCALE" ]]; then
   d=$(gen 100M 16384 all-timeout)
   bench_bundle "$d" nogrep
 fi
+
+# ---------------------------------------------------------------- match density (issue #14)
+# Failure storms: DENSITIES % of lines match a rule, each DENSITY_SHAPES size:ranks, LAUNCHER prefixes.
+for shape in ${DENSITIES:+$DENSITY_SHAPES}; do
+  for d in $DENSITIES; do
+    bench_bundle "$(gen "${shape%%:*}" "${shape##*:}" xid79 "$d" "$LAUNCHER")" cutoff
+  done
+done
 echo "results: $OUT/table.txt $OUT/results.csv"

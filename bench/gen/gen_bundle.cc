@@ -2,6 +2,7 @@
 //
 //   bench-gen-bundle --out DIR --size 1G --ranks 64 [--gpn 8] [--seed 1]
 //                    [--scenario xid79|all-timeout|clean] [--jobs 2]
+//                    [--density PCT] [--launcher torchrun|srun|mpirun]
 //
 // Layout: DIR/workload.yaml, DIR/logs/rank-NNNNN.log (one file per global rank), DIR/kernel/
 // dmesg-<node>.txt (one per node, dmesg seconds-since-boot), DIR/sacct.txt, DIR/expected.txt (what
@@ -15,6 +16,19 @@
 //                the same SeqNum, torchrun agents SIGTERM their workers.
 //   all-timeout  every rank times out on the same SeqNum and nothing else says why.
 //   clean        no failure (COMPLETED).
+//
+// Match density (--density PCT, e.g. 0.1, 1, 10, 30): a failure storm. About PCT % of all lines
+// match a catalogue rule: the steady-state mix keeps only lines no rule matches, and storm lines
+// take the place of PCT % of them. Storm lines (FORMATS.md wordings): NCCL_DEBUG=INFO
+// `comm 0x.. rank R nranks N ... - Init COMPLETE` for every sub-communicator (tensor, pipeline,
+// data parallel groups), ProcessGroupNCCL watchdog timeouts and "Exception ... detected by watchdog"
+// on every rank and process group, NET/IB completion errors (error 12, vendor err 129) and, in the
+// kernel logs, repeated Xid 45 (preemptive cleanup) lines. Without --density the classic mix is
+// written (about 2.8 % of lines match, mostly benign NCCL WARN / peermem lines and start-up).
+//
+// Launcher prefixes (--launcher): torchrun (default: none beyond PyTorch's own "[rankN]:"), srun
+// (`srun --label`: every line starts with the task id right-aligned to the width of the largest,
+// "  7: "), mpirun (Open MPI --tag-output: "[1,7]<stdout>:").
 //
 // Deterministic by seed: each file has its own PRNG seeded from (seed, file index), so the bytes do
 // not depend on --jobs. Output speed is a few hundred MB/s per job (no printf on the hot path).
@@ -85,8 +99,18 @@ class Out {
     buf_.reserve(kFlush + 8192);
   }
   ~Out() {
+    // The prefix written after the last newline starts no line: drop it.
+    if (!prefix_.empty() && buf_.size() >= prefix_.size() &&
+        std::string_view(buf_).substr(buf_.size() - prefix_.size()) == prefix_) {
+      buf_.resize(buf_.size() - prefix_.size());
+    }
     flush();
     std::fclose(f_);
+  }
+  // Every line from here on starts with `prefix` (a launcher's label); call before the first line.
+  void set_line_prefix(std::string prefix) {
+    prefix_ = std::move(prefix);
+    buf_.append(prefix_);
   }
   uint64_t bytes() const { return written_ + buf_.size(); }
 
@@ -137,6 +161,7 @@ class Out {
   Out& nl() {
     buf_.push_back('\n');
     if (buf_.size() >= kFlush) flush();
+    buf_.append(prefix_);
     return *this;
   }
 
@@ -176,6 +201,7 @@ class Out {
   std::string path_;
   FILE* f_;
   std::string buf_;
+  std::string prefix_;
   uint64_t written_ = 0;
 };
 
@@ -191,6 +217,8 @@ struct Job {
   int jobs = 2;
   std::string scenario = "xid79";
   std::string out;
+  double density = -1;              // fraction of lines that match a rule; < 0: the classic mix
+  std::string launcher = "torchrun";
 
   int nodes = 0;
   int64_t start = 0;        // ns
@@ -213,7 +241,61 @@ struct Job {
   int fail_rank() const { return fail_node * gpn + fail_local; }
   uint32_t pid_of(int rank) const { return 100000 + static_cast<uint32_t>((rank / gpn) * 7919 % 3000000) + 29 + rank % gpn; }
   uint32_t agent_pid(int node) const { return 100000 + static_cast<uint32_t>(node * 7919 % 3000000); }
+  bool storm() const { return density >= 0; }
+  // What a launcher puts in front of every line of a rank's output.
+  std::string line_prefix(int rank) const {
+    if (launcher == "srun") {  // srun --label: "%*d: ", width of the largest task id
+      int width = static_cast<int>(std::to_string(ranks - 1).size());
+      std::string id = std::to_string(rank);
+      return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(id.size()))), ' ') + id + ": ";
+    }
+    if (launcher == "mpirun") return "[1," + std::to_string(rank) + "]<stdout>:";  // Open MPI --tag-output
+    return "";
+  }
 };
+
+// ------------------------------------------------------------------ storm lines (--density)
+constexpr const char* kOps[] = {"ALLREDUCE", "_ALLGATHER_BASE", "_REDUCE_SCATTER_BASE", "BROADCAST", "ALLGATHER"};
+constexpr const char* kPgNames[] = {"default_pg", "tp", "pp", "dp", "cp"};
+
+// One line of a failure storm on `rank`, every shape one FORMATS.md shows verbatim.
+void storm_line(Out& o, const Job& j, int rank, int64_t now, Rng& rng) {
+  int node = rank / j.gpn, local = rank % j.gpn;
+  uint32_t pid = j.pid_of(rank), tid = pid + 180 + static_cast<uint32_t>(rng.below(4));
+  auto nccl_head = [&]() -> Out& { return o.s(j.node_name(node)).c(':').u(pid).c(':').u(tid).s(" [").u(local).s("] "); };
+  uint64_t k = rng.below(100);
+  if (k < 40) {  // NCCL_DEBUG=INFO: a (sub-)communicator comes up (tensor / pipeline / data parallel groups)
+    uint64_t group = rng.below(3);
+    uint64_t nranks = group == 0 ? static_cast<uint64_t>(j.gpn) : group == 1 ? 4 : std::max<uint64_t>(1, static_cast<uint64_t>(j.ranks / j.gpn));
+    uint64_t comm_rank = group == 0 ? static_cast<uint64_t>(local) : static_cast<uint64_t>(rank / j.gpn) % nranks;
+    nccl_head().s("NCCL INFO comm 0x").hex(0x55d0c0000000ull + rng.below(1ull << 36), 12).s(" rank ").u(comm_rank)
+        .s(" nranks ").u(nranks).s(" cudaDev ").u(local).s(" nvmlDev ").u(local).s(" busId ").s(kPci8[local % 8])
+        .s("000 commId 0x").hex(rng.next(), 16).s(" - Init COMPLETE").nl();
+  } else if (k < 70) {  // the watchdog, once per process group
+    uint64_t pg = rng.below(5);
+    uint64_t seq = j.seqnum + rng.below(8);
+    uint64_t numel = uint64_t{1} << (10 + rng.below(18));
+    o.s("[rank").u(rank).s("]:[E").glog(now, true).s(" ProcessGroupNCCL.cpp:632] [PG ID ").u(pg).s(" PG GUID ").u(pg)
+        .c('(').s(kPgNames[pg]).s(") Rank ").u(pg == 0 ? static_cast<uint64_t>(rank) : static_cast<uint64_t>(local))
+        .s("] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=").u(seq).s(", OpType=").s(kOps[rng.below(5)])
+        .s(", NumelIn=").u(numel).s(", NumelOut=").u(numel).s(", Timeout(ms)=600000) ran for ").u(600000 + rng.below(90))
+        .s(" milliseconds before timing out.").nl();
+  } else if (k < 85) {
+    uint64_t pg = rng.below(5);
+    uint64_t seq = j.seqnum + rng.below(8);
+    o.s("[rank").u(rank).s("]:[E").glog(now, true).s(" ProcessGroupNCCL.cpp:1664] [PG ID ").u(pg).s(" PG GUID ").u(pg)
+        .c('(').s(kPgNames[pg]).s(") Rank ").u(pg == 0 ? static_cast<uint64_t>(rank) : static_cast<uint64_t>(local))
+        .s("] Exception (either an error or timeout) detected by watchdog at work: ").u(seq)
+        .s(", last enqueued NCCL work: ").u(seq + 1).s(", last completed NCCL work: ").u(seq - 1).s(".").nl();
+  } else {  // the proxy thread sees its peers go away
+    int peer_node = static_cast<int>(rng.below(static_cast<uint64_t>(j.nodes)));
+    nccl_head().s("transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.42.").u(static_cast<uint64_t>(peer_node / 200))
+        .c('.').u(static_cast<uint64_t>(10 + peer_node % 200)).c('<').u(40000 + rng.below(20000))
+        .s("> with error 12, opcode ").u(rng.below(2)).s(", len 0, vendor err 129 (").s(rng.below(2) ? "Recv" : "Send")
+        .s(") localGid ::ffff:10.42.").u(static_cast<uint64_t>(node / 200)).c('.').u(static_cast<uint64_t>(10 + node % 200))
+        .s(" remoteGids::ffff:10.42.").u(static_cast<uint64_t>(peer_node / 200)).c('.').u(static_cast<uint64_t>(10 + peer_node % 200)).nl();
+  }
+}
 
 void watchdog_lines(Out& o, const Job& j, int rank, int64_t t, Rng& rng) {
   uint64_t ran = 600000 + rng.below(90);
@@ -265,6 +347,7 @@ void write_rank(const Job& j, int rank) {
   char name[64];
   std::snprintf(name, sizeof name, "/logs/rank-%05d.log", rank);
   Out o(j.out + name);
+  o.set_line_prefix(j.line_prefix(rank));
   Rng rng(j.seed * 1000003ull + static_cast<uint64_t>(rank));
   int node = rank / j.gpn, local = rank % j.gpn;
   std::string host = j.node_name(node);
@@ -314,7 +397,13 @@ void write_rank(const Job& j, int rank) {
   while (o.bytes() < budget) {
     double frac = static_cast<double>(o.bytes() - base_bytes) / static_cast<double>(std::max<uint64_t>(1, budget - base_bytes));
     int64_t now = t0 + static_cast<int64_t>(frac * static_cast<double>(noise_end - t0)) + static_cast<int64_t>(rng.below(1000000));
-    uint64_t k = rng.below(100);
+    if (j.storm() && rng.unit() < j.density) {
+      storm_line(o, j, rank, now, rng);
+      continue;
+    }
+    // In a storm bundle the steady state keeps only lines no rule matches: the progress bars and the
+    // benign peermem / NCCL WARN lines of the classic mix (k >= 86) match catalogue rules.
+    uint64_t k = rng.below(j.storm() ? 86 : 100);
     if (k < 34) {  // Megatron-style iteration line (printed by every rank in this setup)
       ++iter;
       o.s(" [").iso_space(now).s("] iteration ").p(iter, 8, ' ').s("/  100000 | consumed samples: ").p(iter * 1024, 12, ' ')
@@ -399,7 +488,16 @@ void write_kernel(const Job& j, int node) {
   while (o.bytes() < j.node_kernel_bytes) {
     double frac = static_cast<double>(o.bytes() - base) / static_cast<double>(std::max<uint64_t>(1, j.node_kernel_bytes - base));
     int64_t now = t0 + static_cast<int64_t>(frac * static_cast<double>(t1 - t0));
-    switch (rng.below(9)) {
+    if (j.storm() && rng.unit() < j.density) {  // Xid 45 (preemptive cleanup) on the node's GPUs, over and over
+      uint64_t g = rng.below(static_cast<uint64_t>(j.gpn));
+      stamp(now).s("NVRM: Xid (PCI:0000:").s(kPci8[g % 8]).s(":00): 45, pid=").u(j.pid_of(node * j.gpn + static_cast<int>(g)))
+          .s(", name=python3, Ch ").hex(1 + rng.below(16), 8).nl();
+      continue;
+    }
+    // A storm bundle's noise is only lines no rule matches (the peermem ERROR and the workqueue
+    // lines match catalogue rules).
+    static constexpr int kQuiet[] = {1, 2, 4, 5, 6, 7, 8};
+    switch (j.storm() ? kQuiet[rng.below(7)] : static_cast<int>(rng.below(9))) {
       case 0: stamp(now).s("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing").nl(); break;
       case 1: stamp(now).s("perf: interrupt took too long (2510 > 2500), lowering kernel.perf_event_max_sample_rate to 79500").nl(); break;
       case 2: stamp(now).s("TCP: request_sock_TCP: Possible SYN flooding on port 29500. Sending cookies.  Check SNMP counters.").nl(); break;
@@ -452,7 +550,8 @@ std::string slurm_ts(int64_t t) {
 void usage() {
   std::fprintf(stderr,
                "usage: bench-gen-bundle --out DIR [--size 100M|1G|10G] [--ranks 16..16384] [--gpn 8]\n"
-               "                        [--seed N] [--scenario xid79|all-timeout|clean] [--jobs N]\n");
+               "                        [--seed N] [--scenario xid79|all-timeout|clean] [--jobs N]\n"
+               "                        [--density PCT] [--launcher torchrun|srun|mpirun]\n");
   std::exit(2);
 }
 
@@ -473,10 +572,14 @@ int main(int argc, char** argv) {
     else if (a == "--seed") j.seed = std::strtoull(val(), nullptr, 10);
     else if (a == "--scenario") j.scenario = val();
     else if (a == "--jobs") j.jobs = std::atoi(val());
+    else if (a == "--density") j.density = std::strtod(val(), nullptr) / 100.0;
+    else if (a == "--launcher") j.launcher = val();
     else usage();
   }
   if (j.out.empty() || j.ranks < 1 || j.gpn < 1 || j.jobs < 1 ||
-      (j.scenario != "xid79" && j.scenario != "all-timeout" && j.scenario != "clean")) usage();
+      (j.scenario != "xid79" && j.scenario != "all-timeout" && j.scenario != "clean") ||
+      (j.storm() && j.density > 1.0) ||
+      (j.launcher != "torchrun" && j.launcher != "srun" && j.launcher != "mpirun")) usage();
   j.gpn = std::min(j.gpn, j.ranks);
   j.nodes = (j.ranks + j.gpn - 1) / j.gpn;
   Rng rng(j.seed);
@@ -547,6 +650,8 @@ int main(int argc, char** argv) {
     e.s("scenario=").s(j.scenario).nl();
     e.s("ranks=").u(j.ranks).nl();
     e.s("nodes=").u(j.nodes).nl();
+    if (j.storm()) e.s("density_pct=").f(j.density * 100, 2).nl();
+    e.s("launcher=").s(j.launcher).nl();
     if (j.scenario == "xid79") e.s("root_node=").s(j.node_name(j.fail_node)).nl().s("root_rank=").u(j.fail_rank()).nl();
   }
 
