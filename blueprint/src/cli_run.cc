@@ -18,7 +18,7 @@ struct CommonFlags {
 void add_common(CLI::App* c, RunCommandOptions& o, CommonFlags& f) {
   c->add_option("-c,--config", o.config_file, "YAML config file (default: $ATTRIBUTION_CONFIG)");
   c->add_option("--set", f.sets, "Override a config key: --set stores.sqlite.path=/x.sqlite (repeatable)");
-  c->add_option("--adapter", f.adapter, "Adapter: static (bundles), slurm, kueue");
+  c->add_option("--adapter", f.adapter, "Adapter: static (bundles), slurm, kueue, replay (a simulated schedule)");
   c->add_option("--bundle", o.bundles, "Bundle directory for the static adapter (repeatable)");
   c->add_option("--db", f.db, "SQLite store path (stores.sqlite.path)");
   c->add_option("--postgres", f.postgres, "PostgreSQL DSN (stores.postgres.dsn)");
@@ -77,13 +77,22 @@ void setup_run_commands(CLI::App& app, int& exit_code) {
 
   static RunCommandOptions watch;
   static CommonFlags watch_flags;
-  static std::string interval, cursor, since, lookback;
+  static std::string interval, cursor, since, lookback, concurrency, backlog, report_every, metrics_file;
   auto* w = app.add_subcommand("watch", "Follow newly finished jobs (persistent cursor in the store)");
   add_common(w, watch, watch_flags);
   w->add_option("--interval", interval, "Poll interval (watch.interval, default 60s)");
   w->add_option("--cursor", cursor, "Cursor name (watch.cursor, default <adapter>:<cluster>)");
   w->add_option("--since", since, "On first start, also take jobs that ended this long ago (watch.since)");
   w->add_option("--lookback", lookback, "Re-check this far behind the cursor for late records (watch.lookback, default 10m)");
+  w->add_option("--concurrency", concurrency,
+                 "Attempts attributed at the same time (watch.concurrency, default min(4, cores); each gets "
+                 "cores/concurrency scanner threads unless --threads is set)");
+  w->add_option("--backlog", backlog,
+                "Most attempts held at once, taken and not yet stored (watch.backlog, default 256); when more have "
+                "ended, the rest wait at the adapter and are polled as soon as the backlog drains, none dropped");
+  w->add_option("--report-every", report_every, "Progress log line interval (watch.report, default 30s)");
+  w->add_option("--metrics-file", metrics_file,
+                "Write Prometheus text counters here at each report (watch.metrics_file; node_exporter textfile)");
   w->add_flag("--once", watch.once, "Poll once and exit");
   w->add_option("--max-polls", watch.max_polls, "Exit after N polls (0 = run until SIGINT/SIGTERM)");
   w->callback([&exit_code] {
@@ -95,6 +104,10 @@ void setup_run_commands(CLI::App& app, int& exit_code) {
     if (!cursor.empty()) watch.flags.emplace_back("watch.cursor", cursor);
     if (!since.empty()) watch.flags.emplace_back("watch.since", since);
     if (!lookback.empty()) watch.flags.emplace_back("watch.lookback", lookback);
+    if (!concurrency.empty()) watch.flags.emplace_back("watch.concurrency", concurrency);
+    if (!backlog.empty()) watch.flags.emplace_back("watch.backlog", backlog);
+    if (!report_every.empty()) watch.flags.emplace_back("watch.report", report_every);
+    if (!metrics_file.empty()) watch.flags.emplace_back("watch.metrics_file", metrics_file);
     exit_code = run_watch(watch, std::cout, std::cerr);
   });
 }

@@ -46,8 +46,26 @@ class Adapter {
   virtual std::string name() const = 0;
   // Attempts of one job id (all attempts, oldest first; arrays and het jobs expand to several).
   virtual bool by_job(const std::string& job_id, std::vector<WorkloadAttempt>& out, std::string& error) = 0;
-  // Attempts that ended in [from, to].
+  // Attempts that ended in [from, to] (by reported_end()).
   virtual bool ended_between(TimeNs from, TimeNs to, std::vector<WorkloadAttempt>& out, std::string& error) = 0;
+
+  // The following have defaults right for a live scheduler; the replay adapter (connectors/replay/)
+  // overrides them to release recorded jobs on a simulated clock.
+  //
+  // The adapter's clock: "now" for `watch` polls and `run --since`. Default: the system clock.
+  virtual TimeNs now() const;
+  // When an attempt became known as ended; ended_between() selects by it and `watch` orders its
+  // work and keeps its cursor by it. Default: the attempt's own end.
+  virtual TimeNs reported_end(const WorkloadAttempt& attempt) const { return attempt.context.end; }
+  // The earliest-ending attempts of ended_between(from, to), at most `limit` of them, ordered by
+  // (reported_end, id, attempt); `more` is set when some were left out. `watch` uses it to hold a
+  // bounded backlog. Default: the whole answer of ended_between(), sorted and cut (so the memory of
+  // one whole answer); adapters that can stop early override it.
+  virtual bool ended_between_limited(TimeNs from, TimeNs to, size_t limit, std::vector<WorkloadAttempt>& out,
+                                     bool& more, std::string& error);
+  // True when no attempt will end after `t` (a replay's schedule is over): `watch` then exits once
+  // it has taken everything. Default: false (a live scheduler always may).
+  virtual bool schedule_ended(TimeNs /*t*/) const { return false; }
 };
 
 class Collector {

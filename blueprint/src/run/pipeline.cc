@@ -98,6 +98,7 @@ Pipeline::~Pipeline() = default;
 std::unique_ptr<Pipeline> Pipeline::create(const PipelineSetup& setup, bool default_sqlite,
                                            std::vector<std::string>& errors) {
   std::unique_ptr<Pipeline> p(new Pipeline());
+  p->setup_ = setup;
   const YAML::Node& cfg = setup.config;
   const std::string& name = setup.config_name;
   p->cluster_ = cfg["cluster"] ? cfg["cluster"].as<std::string>("") : "";
@@ -135,30 +136,7 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineSetup& setup, bool defa
   }
 
   // Collectors.
-  YAML::Node blocks = collector_blocks(cfg);
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    std::string type = blocks[i]["type"] ? blocks[i]["type"].as<std::string>("") : "";
-    auto it = collector_registry().find(type);
-    if (it == collector_registry().end()) {
-      std::string known;
-      for (const auto& [n, f] : collector_registry()) known += (known.empty() ? "" : ", ") + n;
-      errors.push_back(fmt::format("{}: collectors[{}].type: unknown collector \"{}\" (known: {})", name, i, type,
-                                   known.empty() ? "none built in" : known));
-      continue;
-    }
-    std::string error;
-    std::unique_ptr<Collector> c;
-    try {
-      c = it->second(blocks[i], error);
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    if (!c) {
-      errors.push_back(fmt::format("{}: collectors[{}]: {}", name, i, error.empty() ? "cannot create" : error));
-      continue;
-    }
-    p->collectors_.push_back(std::move(c));
-  }
+  build_collectors(*p, setup, errors);
 
   // Stores.
   YAML::Node stores = cfg["stores"];
@@ -209,6 +187,38 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineSetup& setup, bool defa
   return p;
 }
 
+bool Pipeline::build_collectors(Pipeline& p, const PipelineSetup& setup, std::vector<std::string>& errors) {
+  const YAML::Node& cfg = setup.config;
+  const std::string& name = setup.config_name;
+  size_t errors_before = errors.size();
+  YAML::Node blocks = collector_blocks(cfg);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    std::string type = blocks[i]["type"] ? blocks[i]["type"].as<std::string>("") : "";
+    auto it = collector_registry().find(type);
+    if (it == collector_registry().end()) {
+      std::string known;
+      for (const auto& [n, f] : collector_registry()) known += (known.empty() ? "" : ", ") + n;
+      errors.push_back(fmt::format("{}: collectors[{}].type: unknown collector \"{}\" (known: {})", name, i, type,
+                                   known.empty() ? "none built in" : known));
+      continue;
+    }
+    std::string error;
+    std::unique_ptr<Collector> c;
+    try {
+      c = it->second(blocks[i], error);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    if (!c) {
+      errors.push_back(fmt::format("{}: collectors[{}]: {}", name, i, error.empty() ? "cannot create" : error));
+      continue;
+    }
+    p.collectors_.push_back(std::move(c));
+  }
+
+  return errors.size() == errors_before;
+}
+
 VerdictStore* Pipeline::cursor_store() {
   for (auto& s : stores_)
     if (s->supports_cursors()) return s.get();
@@ -216,6 +226,24 @@ VerdictStore* Pipeline::cursor_store() {
 }
 
 AttemptOutcome Pipeline::process(const WorkloadAttempt& attempt) {
+  AttemptOutcome out = attribute(attempt);
+  store(out);
+  return out;
+}
+
+std::unique_ptr<Pipeline> Pipeline::worker(unsigned threads, std::vector<std::string>& errors) const {
+  std::unique_ptr<Pipeline> w(new Pipeline());
+  w->adapter_name_ = adapter_name_;
+  w->cluster_ = cluster_;
+  w->rules_ = rules_;
+  w->rules_digest_ = rules_digest_;
+  w->threads_ = threads ? threads : threads_;
+  w->setup_ = setup_;
+  if (!build_collectors(*w, setup_, errors)) return nullptr;
+  return w;
+}
+
+AttemptOutcome Pipeline::attribute(const WorkloadAttempt& attempt) {
   AttemptOutcome out;
   out.context = attempt.context;
   if (out.context.cluster.empty()) out.context.cluster = cluster_;
@@ -240,6 +268,9 @@ AttemptOutcome Pipeline::process(const WorkloadAttempt& attempt) {
     out.bytes += out.reports.back().bytes;
   }
 
+  // What the adapter reported about finding this attempt (exec adapter).
+  out.reports.insert(out.reports.end(), attempt.reports.begin(), attempt.reports.end());
+
   // Configured collectors. A collector never aborts the run.
   for (auto& c : collectors_) {
     SessionSink sink(session);
@@ -263,7 +294,10 @@ AttemptOutcome Pipeline::process(const WorkloadAttempt& attempt) {
   }
   for (const auto& r : out.reports) session.add_connector_report(r);
   out.verdict = session.attribute();
+  return out;
+}
 
+void Pipeline::store(AttemptOutcome& out) {
   RunRecord record{out.context, out.verdict, rules_digest_, now_rfc3339()};
   record.context.labels.clear();
   for (auto& s : stores_) {
@@ -278,7 +312,6 @@ AttemptOutcome Pipeline::process(const WorkloadAttempt& attempt) {
     if (ok) out.stored.emplace_back(s->name(), id);
     else out.store_errors.push_back(fmt::format("{}: {}", s->name(), error));
   }
-  return out;
 }
 
 }  // namespace attribution::blueprint

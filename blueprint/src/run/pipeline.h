@@ -52,10 +52,22 @@ class Pipeline {
   VerdictStore* cursor_store();
   const std::vector<std::unique_ptr<VerdictStore>>& stores() const { return stores_; }
 
-  AttemptOutcome process(const WorkloadAttempt& attempt);
+  AttemptOutcome process(const WorkloadAttempt& attempt);  // attribute() then store()
+
+  // The two halves of process(), for `watch --concurrency`: attribute() collects the evidence and
+  // returns the verdict (no store is touched); store() writes an outcome to every store.
+  AttemptOutcome attribute(const WorkloadAttempt& attempt);
+  void store(AttemptOutcome& outcome);
+
+  // A pipeline for one worker thread: its own collectors (built again from the same config), the
+  // same rules (shared, read-only), no stores and no adapter; `threads` scanner threads per bundle
+  // (0 = as configured). Only attribute() may be called on it.
+  std::unique_ptr<Pipeline> worker(unsigned threads, std::vector<std::string>& errors) const;
+  unsigned threads() const { return threads_; }
 
  private:
   Pipeline() = default;
+  static bool build_collectors(Pipeline& p, const PipelineSetup& setup, std::vector<std::string>& errors);
   std::string adapter_name_;
   std::string cluster_;
   std::unique_ptr<Adapter> adapter_;
@@ -64,6 +76,7 @@ class Pipeline {
   std::shared_ptr<const RuleSet> rules_;
   std::string rules_digest_;
   unsigned threads_ = 0;
+  PipelineSetup setup_;
 };
 
 }  // namespace attribution::blueprint

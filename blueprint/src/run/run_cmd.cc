@@ -16,17 +16,13 @@
 #include "commands/analyze.h"
 #include "run/config.h"
 #include "run/pipeline.h"
+#include "run/watch.h"
 
 namespace attribution::blueprint {
 namespace {
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
-
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Loaded {
   LoadedConfig config;
@@ -116,8 +112,6 @@ class Progress {
   std::ostream& err_;
 };
 
-std::string attempt_key(const ExecutionContext& c) { return fmt::format("{}#{}", c.id, c.attempt); }
-
 }  // namespace
 
 std::string encode_cursor(const WatchCursor& cursor) {
@@ -180,7 +174,7 @@ int run_run(const RunCommandOptions& options, std::ostream& out, std::ostream& e
       }
     }
   } else if (have_range) {
-    TimeNs now = now_ns(), from = kNoTime, to = now;
+    TimeNs now = pipeline->adapter().now(), from = kNoTime, to = now;
     if (!options.since.empty()) {
       int64_t d = 0;
       if (!parse_duration_ns(options.since, d)) {
@@ -271,16 +265,9 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
   int rc = load(options, loaded, out, err, done);
   if (done) return rc;
   const YAML::Node& root = loaded.config.root;
-  YAML::Node w = root["watch"] ? root["watch"] : YAML::Node(YAML::NodeType::Map);
-  auto duration = [&](const char* key, int64_t def) {
-    int64_t v = def;
-    if (w[key]) parse_duration_ns(w[key].as<std::string>(""), v);
-    return v;
-  };
-  int64_t interval = duration("interval", 60'000'000'000LL);
-  int64_t since = duration("since", 0);
-  int64_t lookback = duration("lookback", 600'000'000'000LL);
-  int64_t settle = duration("settle", 0);
+  WatchSettings settings = watch_settings(root);
+  settings.once = options.once;
+  settings.max_polls = options.max_polls;
   PipelineSetup setup{root, loaded.config.name, options.bundles};
   std::vector<std::string> errors;
   auto pipeline = Pipeline::create(setup, true, errors);
@@ -288,101 +275,14 @@ int run_watch(const RunCommandOptions& options, std::ostream& out, std::ostream&
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitUsage;
   }
-  VerdictStore* cursors = pipeline->cursor_store();
-  if (!cursors) {
-    err << "error: watch needs a store that keeps cursors (stores.sqlite or stores.postgres)\n";
-    return kExitUsage;
-  }
-  std::string cursor_name = w["cursor"] ? w["cursor"].as<std::string>("")
-                                        : fmt::format("{}:{}", pipeline->adapter_name(), pipeline->cluster());
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   bool json = loaded.output == "json";
-  int polls = 0;
-  int last_rc = kExitOk;
-  while (!g_stop) {
-    ++polls;
-    std::string error;
-    std::optional<std::string> value;
-    WatchCursor cursor;
-    TimeNs now = now_ns();
-    if (!cursors->get_cursor(cursor_name, value, error)) {
-      err << "error: cursor " << cursor_name << ": " << error << "\n";
-      return kExitError;
-    }
-    if (!value || !decode_cursor(*value, cursor)) {
-      if (value) err << "warning: cursor " << cursor_name << " unreadable, restarting from now\n";
-      cursor.end = now - since;
-      cursor.floor = cursor.end;
-      cursor.done.clear();
-      if (!cursors->set_cursor(cursor_name, encode_cursor(cursor), error)) {
-        err << "error: cursor " << cursor_name << ": " << error << "\n";
-        return kExitError;
-      }
-      if (!json) err << fmt::format("watch: cursor {} set to {}\n", cursor_name, format_rfc3339(cursor.end));
-    }
-    std::vector<WorkloadAttempt> attempts;
-    // Re-check `lookback` behind the cursor for records that arrive late, never below the floor
-    // (where the cursor was first set): jobs that ended before the watch began are not taken.
-    TimeNs from = std::max(cursor.floor, cursor.end - lookback), to = now - settle;
-    if (!pipeline->adapter().ended_between(from, to, attempts, error)) {
-      err << "error: " << pipeline->adapter_name() << ": " << error << "\n";
-      last_rc = kExitError;
-    } else {
-      std::sort(attempts.begin(), attempts.end(), [](const WorkloadAttempt& a, const WorkloadAttempt& b) {
-        return std::tie(a.context.end, a.context.id, a.context.attempt) <
-               std::tie(b.context.end, b.context.id, b.context.attempt);
-      });
-      std::set<std::string> done_at_end(cursor.done.begin(), cursor.done.end());
-      int processed = 0;
-      last_rc = kExitOk;
-      for (const auto& a : attempts) {
-        if (g_stop) break;
-        const auto& c = a.context;
-        if (c.end == kNoTime || c.end < cursor.floor) continue;
-        std::string key = attempt_key(c);
-        if (c.end == cursor.end && done_at_end.count(key)) continue;
-        bool found = false;
-        std::string cluster = c.cluster.empty() ? pipeline->cluster() : c.cluster;
-        if (!cursors->has_run(cluster, c.scheduler, c.id, c.attempt, found, error)) {
-          err << "error: " << error << "\n";
-          last_rc = kExitError;
-          break;
-        }
-        if (!found) {
-          AttemptOutcome o = pipeline->process(a);
-          if (!o.store_errors.empty()) {
-            for (const auto& e : o.store_errors) err << "error: store " << e << "\n";
-            last_rc = kExitError;
-            break;  // keep the cursor before this attempt: it is retried next poll
-          }
-          ++processed;
-          if (o.connector_failed()) last_rc = kExitPartial;
-          if (json) out << run_json(o).dump() << "\n" << std::flush;
-          else out << run_line(o) << std::flush;
-        }
-        if (c.end > cursor.end) {
-          cursor.end = c.end;
-          cursor.done = {key};
-          done_at_end = {key};
-        } else if (c.end == cursor.end && done_at_end.insert(key).second) {
-          cursor.done.push_back(key);
-        }
-        if (!cursors->set_cursor(cursor_name, encode_cursor(cursor), error)) {
-          err << "error: cursor " << cursor_name << ": " << error << "\n";
-          return kExitError;
-        }
-      }
-      if (!json && (processed > 0 || options.once))
-        err << fmt::format("watch: poll {}: {} new attempt(s), cursor at {}\n", polls, processed,
-                           format_rfc3339(cursor.end));
-    }
-    if (options.once || (options.max_polls > 0 && polls >= options.max_polls)) break;
-    auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(interval);
-    while (!g_stop && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return last_rc;
+  auto emit = [&](const AttemptOutcome& o) {
+    if (json) out << run_json(o).dump() << "\n" << std::flush;
+    else out << run_line(o) << std::flush;
+  };
+  return run_watch_loop(*pipeline, settings, emit, err, g_stop);
 }
 
 }  // namespace attribution::blueprint
