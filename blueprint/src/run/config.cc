@@ -127,13 +127,21 @@ void validate(const YAML::Node& root, const std::string& name, std::vector<std::
   check_map(root["stores"], "stores", name, errors);
   check_keys(root["stores"], "stores", {"sqlite", "postgres", "jsonl", "webhook"}, name, errors);
   check_map(root["watch"], "watch", name, errors);
-  check_keys(root["watch"], "watch", {"interval", "cursor", "since", "lookback", "settle"}, name, errors);
+  check_keys(root["watch"], "watch",
+             {"interval", "cursor", "since", "lookback", "settle", "concurrency", "backlog", "report", "metrics_file"},
+             name, errors);
   if (auto w = root["watch"]; w && w.IsMap()) {
-    for (const char* k : {"interval", "since", "lookback", "settle"}) {
+    for (const char* k : {"interval", "since", "lookback", "settle", "report"}) {
       if (!w[k]) continue;
       int64_t ns = 0;
       if (!w[k].IsScalar() || !parse_duration_ns(w[k].Scalar(), ns))
         errors.push_back(fmt::format("{}: watch.{}: not a duration (e.g. 30s, 5m, 2h)", name, k));
+    }
+    for (const char* k : {"concurrency", "backlog"}) {
+      if (!w[k]) continue;
+      int v = 0;
+      if (!w[k].IsScalar() || !YAML::convert<int>::decode(w[k], v) || v < 1)
+        errors.push_back(fmt::format("{}: watch.{}: must be an integer >= 1", name, k));
     }
   }
   if (auto c = root["collectors"]) {
