@@ -33,7 +33,9 @@ TMP=$(mktemp -d /tmp/attribution-install-XXXXXX)
 SERVICE_PID=""
 APT=(apt-get -y -q -o DPkg::Lock::Timeout=300)
 purge() {
-  if dpkg-query -W -f='${Status}' attribution 2>/dev/null | grep -q 'installed\|config-files'; then
+  local status
+  status=$(dpkg-query -W -f='${Status}' attribution 2>/dev/null || true)
+  if [[ "$status" == *installed* || "$status" == *config-files* ]]; then
     DEBIAN_FRONTEND=noninteractive "${APT[@]}" purge attribution > "$TMP/purge.log" 2>&1 \
       || { cat "$TMP/purge.log"; return 1; }
   fi
@@ -96,7 +98,7 @@ echo "ok: $(basename "$DEB") ($(du -h "$DEB" | cut -f1)), Depends: $(cat "$TMP/d
 
 DEBIAN_FRONTEND=noninteractive "${APT[@]}" install "$DEB" > "$TMP/apt.log" 2>&1 \
   || { cat "$TMP/apt.log"; fail "apt-get install ./$(basename "$DEB")"; }
-dpkg-query -W -f='${Status}\n' attribution | grep -q 'install ok installed' || fail "package not installed"
+[[ $(dpkg-query -W -f='${Status}' attribution) == "install ok installed" ]] || fail "package not installed"
 getent passwd attribution > /dev/null || fail "postinst did not create the system user attribution"
 for f in /usr/bin/attribution-service /usr/bin/attribution-blueprint /usr/share/attribution/rules/gpu.yaml \
          /etc/attribution/service.yaml /etc/attribution/blueprint.yaml /usr/lib/sysusers.d/attribution.conf; do
@@ -105,11 +107,12 @@ done
 man -w attribution-blueprint > /dev/null && man -w 8 attribution-service > /dev/null || fail "man pages not found by man"
 systemd-analyze verify /usr/lib/systemd/system/attribution-*.service /usr/lib/systemd/system/attribution-*.timer \
   > "$TMP/verify.log" 2>&1 || true
-if grep -i attribution "$TMP/verify.log" | grep -q .; then cat "$TMP/verify.log"; fail "systemd-analyze verify of the installed units"; fi
+if grep -qi attribution "$TMP/verify.log"; then cat "$TMP/verify.log"; fail "systemd-analyze verify of the installed units"; fi
 echo "ok: package installed (user, files, man pages, units verify)"
 
 # The installed service on a loopback port, its rules found by default.
-env -u ATTRIBUTION_RULES_DIR /usr/bin/attribution-service --print-config | grep -q '^rules_dir: "/usr/share/attribution/rules"' \
+env -u ATTRIBUTION_RULES_DIR /usr/bin/attribution-service --print-config > "$TMP/installed-config.txt"
+grep -q '^rules_dir: "/usr/share/attribution/rules"' "$TMP/installed-config.txt" \
   || fail "/usr/bin/attribution-service does not default to /usr/share/attribution/rules"
 mkdir -p "$TMP/state"
 (cd "$TMP" && exec env -u ATTRIBUTION_RULES_DIR /usr/bin/attribution-service --listen 127.0.0.1:0 --port-file "$TMP/port" --data-dir "$TMP/state" \
@@ -129,7 +132,8 @@ grep -q "\"rules_digest\":\"${BUILD_DIGEST#*:\"}" "$TMP/readyz.json" \
 (cd "$TMP" && /usr/bin/attribution-blueprint analyze --service-url "$URL" "$SAMPLE" > "$TMP/verdict.service.json") \
   || fail "analyze --service-url against the installed service"
 cmp -s "$TMP/verdict.build.json" "$TMP/verdict.service.json" || fail "verdict through the installed service differs from the build tree's"
-curl -sf "$URL/metrics" | grep -Eq '^attribution_http_requests_total\{route="/v2/sessions/\{id\}/attribute",code="200"\} [1-9]' \
+curl -sf "$URL/metrics" > "$TMP/metrics.txt" || fail "GET /metrics of the installed service"
+grep -Eq '^attribution_http_requests_total\{route="/v2/sessions/\{id\}/attribute",code="200"\} [1-9]' "$TMP/metrics.txt" \
   || fail "the installed service did not count the attribution"
 kill "$SERVICE_PID"; wait "$SERVICE_PID" 2>/dev/null || true; SERVICE_PID=""
 (cd "$TMP" && env -u ATTRIBUTION_RULES_DIR ATTRIBUTION_CACHE_DIR= /usr/bin/attribution-blueprint analyze "$SAMPLE" > "$TMP/verdict.installed.json")
