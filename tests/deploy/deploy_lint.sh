@@ -210,10 +210,17 @@ check_options() {  # check_options MAN_PAGE HELP_TEXT_FILE
 "$SERVICE_BIN" --help > "$TMP/service-help.txt"
 check_options "$SRC/docs/man/attribution-service.8" "$TMP/service-help.txt"
 : > "$TMP/blueprint-help.txt"
-for sub in "" analyze run watch eval web "rules lint"; do
-  # shellcheck disable=SC2086
-  "$BLUEPRINT_BIN" $sub --help >> "$TMP/blueprint-help.txt"
-done
+# Every subcommand, found by walking the "Subcommands:" lists of --help.
+collect_help() {
+  local help sub
+  help=$("$BLUEPRINT_BIN" "$@" --help) || fail "attribution-blueprint $* --help failed"
+  printf '%s\n' "$help" >> "$TMP/blueprint-help.txt"
+  for sub in $(printf '%s\n' "$help" | awk '/^Subcommands:/ { f = 1; next } f && /^  [a-z]/ { print $1 } f && /^$/ { f = 0 }'); do
+    grep -qw -- "$sub" "$SRC/docs/man/attribution-blueprint.1" || fail "attribution-blueprint.1 does not document the command '$* $sub'"
+    collect_help "$@" "$sub"
+  done
+}
+collect_help
 check_options "$SRC/docs/man/attribution-blueprint.1" "$TMP/blueprint-help.txt"
 echo "ok: man pages format cleanly and document every option of --help"
 
