@@ -225,4 +225,12 @@ for shape in ${DENSITIES:+$DENSITY_SHAPES}; do
     bench_bundle "$(gen "${shape%%:*}" "${shape##*:}" xid79 "$d" "$LAUNCHER")" cutoff
   done
 done
+
+# ---------------------------------------------------------------- a fleet's week (issue #13 §3)
+# watch over the replay adapter (typical 64-rank 100 MB job per core-hour, 10,000-job burst drain)
+# and the service with 1 and 3 replicas; writes the "A fleet's week" section of docs/performance.md.
+# FLEET=0 skips it; QUICK=1 makes it short.
+if [[ ${FLEET:-1} == 1 ]]; then
+  BUILD=$BUILD BIN=$BIN GEN=$GEN DATA=$DATA OUT=$OUT/fleet "$ROOT/bench/fleet/run.sh" | tee -a "$OUT/table.txt"
+fi
 echo "results: $OUT/table.txt $OUT/results.csv"
