@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Turns `attribution-blueprint rules patterns` output (RE2 syntax) into pattern files for rg,
-grep -P and grep -E, so the grep tools search for exactly what the catalogue searches for.
+"""Turns `attribution-blueprint rules patterns` output (RE2 syntax, groups already non-capturing:
+the command prints what `rg -f` takes) into pattern files for rg, grep -P and grep -E, so the grep
+tools search for exactly what the catalogue searches for.
 
   patterns.py PATTERNS_TXT OUTDIR   ->  OUTDIR/rg.txt  OUTDIR/pcre.txt  OUTDIR/ere.txt
 
-rg:    capture names dropped ((?P<n>..) -> (..)): rg joins the -f patterns into one regex and
-       rejects duplicate group names.
-pcre:  GNU grep -P takes a single pattern: names dropped and all patterns joined with '|'.
+rg:    the patterns as printed, one per line.
+pcre:  GNU grep -P takes a single pattern: all patterns joined with '|'.
 ere:   POSIX ERE for grep -E: (?:..) -> (..), lazy quantifiers made greedy (same matching
        lines), \\d \\w \\s \\S -> bracket classes, bracket expressions rewritten (a backslash is
        literal inside a POSIX bracket). Patterns grep -E still rejects are dropped and reported.
@@ -14,23 +14,6 @@ Prints one summary line to stderr.
 """
 import subprocess
 import sys
-
-
-def strip_names(p):
-    out, i = [], 0
-    while i < len(p):
-        if p[i] == "\\":
-            out.append(p[i:i + 2])
-            i += 2
-            continue
-        if p.startswith("(?P<", i):
-            j = p.index(">", i)
-            out.append("(")
-            i = j + 1
-            continue
-        out.append(p[i])
-        i += 1
-    return "".join(out)
 
 
 CLASS_ESC = {"d": "0-9", "w": "[:alnum:]_", "s": "[:space:]"}
@@ -115,10 +98,6 @@ def to_ere(p):
             out.append("(")
             i += 3
             continue
-        if p.startswith("(?P<", i):
-            out.append("(")
-            i = p.index(">", i) + 1
-            continue
         if c == "?" and out and out[-1] in ("*", "+", "?") or c == "?" and out and out[-1].endswith("}") and out[-1] == "}":
             i += 1  # lazy -> greedy
             continue
@@ -130,7 +109,9 @@ def to_ere(p):
 def main():
     src, outdir = sys.argv[1], sys.argv[2]
     pats = [l.rstrip("\n") for l in open(src, encoding="utf-8") if l.strip()]
-    rg = [strip_names(p) for p in pats]
+    if any("(?P<" in p for p in pats):
+        sys.exit("patterns.py: %s has named groups; print it with `attribution-blueprint rules patterns`" % src)
+    rg = pats
     with open(outdir + "/rg.txt", "w", encoding="utf-8") as f:
         f.write("\n".join(rg) + "\n")
     with open(outdir + "/pcre.txt", "w", encoding="utf-8") as f:

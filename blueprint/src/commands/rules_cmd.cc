@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -133,6 +135,54 @@ int run_rules_inventory(const std::string& location_in, const std::string& outpu
   return result.ok() ? kExitOk : kExitError;
 }
 
+namespace {
+
+// `pattern` with every named group "(?P<name>...)" / "(?<name>...)" made non-capturing "(?:...)":
+// the same matches, and no group names for rg to reject when it joins the patterns of `rg -f`
+// into one regex (the catalogue repeats names such as rank and node across patterns). Escapes and
+// character classes are copied as they are.
+std::string plain_groups(const std::string& pattern) {
+  std::string out;
+  out.reserve(pattern.size());
+  size_t i = 0;
+  while (i < pattern.size()) {
+    char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out.append(pattern, i, 2);
+      i += 2;
+      continue;
+    }
+    if (c == '[') {  // a class: up to the first unescaped ']' that is not its first member
+      size_t j = i + 1;
+      if (j < pattern.size() && pattern[j] == '^') ++j;
+      if (j < pattern.size() && pattern[j] == ']') ++j;
+      while (j < pattern.size() && pattern[j] != ']') j += pattern[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, pattern.size());
+      out.append(pattern, i, j - i);
+      i = j;
+      continue;
+    }
+    size_t name_at = pattern.compare(i, 4, "(?P<") == 0 ? i + 4
+                     : (pattern.compare(i, 3, "(?<") == 0 && i + 3 < pattern.size() && pattern[i + 3] != '=' &&
+                        pattern[i + 3] != '!')
+                         ? i + 3
+                         : std::string::npos;
+    if (name_at != std::string::npos) {
+      size_t close = pattern.find('>', name_at);
+      if (close != std::string::npos) {
+        out += "(?:";
+        i = close + 1;
+        continue;
+      }
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
 int run_rules_patterns(const std::string& location, std::ostream& out, std::ostream& err) {
   std::vector<std::string> errors;
   auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);
@@ -140,7 +190,9 @@ int run_rules_patterns(const std::string& location, std::ostream& out, std::ostr
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitError;
   }
-  for (const auto& p : list_patterns(*rules)) out << (p.case_insensitive ? "(?i)" : "") << p.pattern << "\n";
+  for (const auto& p : list_patterns(*rules)) {
+    out << (p.case_insensitive ? "(?i)" : "") << plain_groups(p.pattern) << "\n";
+  }
   return kExitOk;
 }
 
