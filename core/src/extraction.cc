@@ -128,6 +128,23 @@ void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std:
   }
 }
 
+bool Extraction::add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
+                            const std::string& rule) {
+  auto it = symptoms_.find(key);
+  if (it == symptoms_.end()) return false;
+  SymptomRecord& rec = it->second;
+  if (rec.evidence.size() < kMaxEvidencePerSymptom) return false;
+  // evidence_before(new line, last kept line): the new line would be kept.
+  const EvidenceLine& last = rec.evidence.back();
+  TimeNs tn = t == kNoTime ? std::numeric_limits<TimeNs>::max() : t;
+  TimeNs tl = last.t == kNoTime ? std::numeric_limits<TimeNs>::max() : last.t;
+  if (std::tie(tn, source, line, rule) < std::tie(tl, last.source, last.line, last.rule)) return false;
+  rec.count++;
+  rec.first_seen = min_time(rec.first_seen, t);
+  rec.last_seen = max_time(rec.last_seen, t);
+  return true;
+}
+
 void Extraction::combine(SymptomRecord& rec, SymptomRecord&& src) {
   bool other_first = !src.evidence.empty() &&
                      (rec.evidence.empty() || evidence_before(src.evidence.front(), rec.evidence.front()));

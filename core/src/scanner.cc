@@ -233,6 +233,9 @@ struct Scanner::Impl {
   std::vector<re2::StringPiece> groups;
   std::vector<const re2::RE2::Arg*> arg_ptrs;
   std::string unrecognized_key_buffer;
+  std::vector<std::string> captures;  // by group index; valid where groups[i] took part
+  SymptomKey key_scratch;
+  std::string value_scratch;
 
   explicit Impl(std::shared_ptr<const RuleSet> r) : rules(std::move(r)) {
     if (rules->scratch_prototype != nullptr) hs_clone_scratch(rules->scratch_prototype, &scratch);
@@ -242,6 +245,12 @@ struct Scanner::Impl {
   }
 
   // Confirms extractor x on `line` and, when it matches, adds the symptom. Returns true on match.
+  //
+  // In a failure storm most confirmed lines repeat a (symptom, node, rank, GPU) key whose earliest
+  // evidence lines are already kept: those only count (Extraction::add_repeat), without the field
+  // map, the cleaned evidence text or its string copies. The rest take the full path; both give
+  // the aggregate add() alone would. Whatever decides a line's key or whether it counts belongs
+  // before add_repeat(); what only shapes the kept fields or evidence, after it.
   bool confirm_and_add(const Extractor& x, std::string_view line, uint64_t line_no,
                        const TextSource& src, int year, TimeNs time, bool time_inferred,
                        const detail::LinePrefix& prefix, Extraction& out) {
@@ -251,28 +260,27 @@ struct Scanner::Impl {
                      groups.data(), static_cast<int>(ngroups))) {
       return false;
     }
-    std::map<std::string, std::string> fields;
+    // Named captures that took part in the match, by group index (reused buffers).
+    if (captures.size() < ngroups) captures.resize(ngroups);
     for (size_t i = 1; i < ngroups; ++i) {
       if (x.group_names[i].empty() || groups[i].data() == nullptr) continue;
-      if (!x.fields.empty() &&
-          std::find(x.fields.begin(), x.fields.end(), x.group_names[i]) == x.fields.end()) {
-        // Not kept, but still available to templates below.
-      }
-      fields.emplace(x.group_names[i], std::string(groups[i].data(), groups[i].size()));
+      captures[i].assign(groups[i].data(), groups[i].size());
     }
     auto lookup = [&](const std::string& name) -> const std::string* {
-      auto it = fields.find(name);
-      return it == fields.end() ? nullptr : &it->second;
+      for (size_t i = 1; i < ngroups; ++i) {
+        if (groups[i].data() != nullptr && x.group_names[i] == name) return &captures[i];
+      }
+      return nullptr;
     };
-    SymptomKey key;
+    SymptomKey& key = key_scratch;
     if (!x.symptom.render(lookup, key.id)) return false;
-    std::string value;
+    std::string& value = value_scratch;
     if (!x.node.empty() && x.node.render(lookup, value)) {
       key.node = value;
     } else if (!src.node.empty()) {
       key.node = src.node;
     } else {
-      key.node = std::string(prefix.host);
+      key.node.assign(prefix.host.data(), prefix.host.size());
     }
     key.rank = src.rank;
     if (prefix.rank != kNoRank) key.rank = prefix.rank;
@@ -290,6 +298,23 @@ struct Scanner::Impl {
     } else {
       key.gpu = detail::normalize_gpu(src.gpu);
     }
+    (void)year;
+    const bool history = !out.in_window(time);
+    if (history) {
+      out.out_of_window++;
+      // A GPU's own earlier faults (outside this job's window) are kept as its history, never as
+      // causes: the same GPU faulting again is what tells a broken GPU from a broken program.
+      if (key.id.compare(0, 8, "gpu.xid.") != 0) return true;
+      key.id.insert(0, "history.");
+    }
+    if (line.size() > 1024) out.lines_truncated++;
+    if (out.add_repeat(key, time, src.name, line_no, x.id)) return true;
+
+    std::map<std::string, std::string> fields;
+    for (size_t i = 1; i < ngroups; ++i) {
+      if (x.group_names[i].empty() || groups[i].data() == nullptr) continue;
+      fields.emplace(x.group_names[i], captures[i]);
+    }
     if (x.catalog) {
       std::string cat_key;
       if (x.catalog->key.render(lookup, cat_key)) {
@@ -304,15 +329,6 @@ struct Scanner::Impl {
         it = keep ? std::next(it) : fields.erase(it);
       }
     }
-    (void)year;
-    const bool history = !out.in_window(time);
-    if (history) {
-      out.out_of_window++;
-      // A GPU's own earlier faults (outside this job's window) are kept as its history, never as
-      // causes: the same GPU faulting again is what tells a broken GPU from a broken program.
-      if (key.id.compare(0, 8, "gpu.xid.") != 0) return true;
-      key.id = "history." + key.id;
-    }
     EvidenceLine ev;
     ev.t = time;
     ev.time_inferred = time_inferred;
@@ -321,7 +337,6 @@ struct Scanner::Impl {
     ev.line = line_no;
     ev.node = key.node;
     ev.text = detail::clean_evidence_text(line);
-    if (line.size() > 1024) out.lines_truncated++;
     ev.rule = x.id;
     ev.note = src.note;
     out.add(key, time, std::move(fields), std::move(ev));

@@ -77,6 +77,12 @@ class Extraction {
  public:
   void add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
            EvidenceLine&& evidence);
+  // add() for an occurrence whose evidence line would not be kept: when `key` already holds
+  // kMaxEvidencePerSymptom evidence lines that all sort before (t, source, line, rule), counts it
+  // (count, first and last seen) exactly as add() would and returns true. Otherwise changes
+  // nothing and returns false: call add() with the fields and the evidence line.
+  bool add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
+                  const std::string& rule);
   void merge(const Extraction& other);
   // The same result as merge(other); moves other's records instead of copying them (other is left
   // valid but unspecified).
