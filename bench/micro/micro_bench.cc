@@ -26,7 +26,7 @@
 
 #include "attribution/engine.h"
 #include "io/file_reader.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 #include "line_prefix.h"
 #include <hs/hs.h>
 #include "text_gen.h"
@@ -46,7 +46,7 @@ constexpr int64_t kStart = 1772438400ll * kNs;  // 2026-03-02T00:00:00Z
 const std::shared_ptr<const attribution::RuleSet>& rules() {
   static std::shared_ptr<const attribution::RuleSet> r = [] {
     std::vector<std::string> errors;
-    auto loaded = attribution::blueprint::load_rules_from(ATTRIBUTION_SOURCE_RULES_DIR, errors);
+    auto loaded = attribution::edge::load_rules_from(ATTRIBUTION_SOURCE_RULES_DIR, errors);
     if (!loaded) {
       for (const auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
       std::abort();
@@ -218,7 +218,7 @@ BENCHMARK(BM_Vectorscan_AppNoisePerLine)->Unit(benchmark::kMillisecond);
 void BM_LoadRules(benchmark::State& state) {
   std::vector<attribution::RuleText> files;
   std::string error;
-  attribution::blueprint::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, error);
+  attribution::edge::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, error);
   for (auto _ : state) {
     auto r = attribution::load_rules(files);
     if (!r.ok()) std::abort();

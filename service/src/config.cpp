@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include "attribution/edge/config_layers.h"
+#include "attribution/edge/rules_dir.h"
+
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -152,6 +155,13 @@ bool config_apply_yaml(Config& c, const std::string& text, const std::string& na
             ": " + e.msg;
     return false;
   }
+  // ${VAR} expansion, as in a config file read by edge::read_config_file.
+  auto env = edge::process_environment();
+  return config_apply_node(c, root, name, error, &env);
+}
+
+bool config_apply_node(Config& c, const YAML::Node& root, const std::string& name, std::string& error,
+                       const edge::Environment* expand_from) {
   if (!root || root.IsNull()) return true;
   if (!root.IsMap()) {
     error = name + ": expected a mapping of configuration keys";
@@ -164,13 +174,7 @@ bool config_apply_yaml(Config& c, const std::string& text, const std::string& na
       return false;
     }
     std::string value = it->second.as<std::string>();
-    // ${VAR} expansion, as Falco does.
-    for (size_t p; (p = value.find("${")) != std::string::npos;) {
-      size_t e = value.find('}', p);
-      if (e == std::string::npos) break;
-      const char* env = std::getenv(value.substr(p + 2, e - p - 2).c_str());
-      value.replace(p, e - p + 1, env ? env : "");
-    }
+    if (expand_from != nullptr) value = edge::expand_env_references(value, *expand_from);
     std::string err;
     if (!config_set(c, key, value, err)) {
       error = name + ":" + std::to_string(it->first.Mark().line + 1) + ": " + err;
@@ -183,8 +187,7 @@ bool config_apply_yaml(Config& c, const std::string& text, const std::string& na
 bool config_apply_env(Config& c, char** env, std::string& error) {
   if (!env) return true;
   for (const auto& k : config_keys()) {
-    std::string var = "ATTRIBUTION_";
-    for (const char* p = k.name; *p; ++p) var += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
+    std::string var = edge::env_var_for_key(k.name);
     for (char** e = env; *e; ++e) {
       std::string_view entry(*e);
       if (entry.size() > var.size() && entry.substr(0, var.size()) == var && entry[var.size()] == '=') {
@@ -209,7 +212,7 @@ std::string config_dump(const Config& c) {
   return out;
 }
 
-void config_finalize(Config& c, const std::string& argv0) {
+void config_finalize(Config& c, const std::string& /*argv0*/) {
   if (c.data_dir.empty()) {
     if (const char* s = std::getenv("STATE_DIRECTORY"); s && *s) {
       std::string dirs = s;  // systemd may pass several, colon-separated
@@ -222,20 +225,7 @@ void config_finalize(Config& c, const std::string& argv0) {
       c.data_dir = "/var/lib/attribution-service";
     }
   }
-  if (c.rules_dir.empty()) {
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) exe = fs::absolute(argv0, ec);
-    std::vector<fs::path> candidates = {exe.parent_path() / "rules",
-                                        exe.parent_path() / "../share/attribution/rules",
-                                        "/usr/share/attribution/rules"};
-    c.rules_dir = candidates.front().string();
-    for (const auto& p : candidates)
-      if (fs::is_directory(p, ec)) {
-        c.rules_dir = fs::weakly_canonical(p, ec).string();
-        break;
-      }
-  }
+  if (c.rules_dir.empty()) c.rules_dir = edge::default_rules_location();
   if (c.work_concurrency <= 0) {
     unsigned hw = std::thread::hardware_concurrency();
     c.work_concurrency = static_cast<int>(hw ? hw : 2);

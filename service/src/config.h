@@ -1,4 +1,5 @@
 // Service configuration: defaults < YAML config file < ATTRIBUTION_* environment < flags.
+// How each layer is found and read is shared with the blueprint (attribution/edge/config_layers.h).
 #pragma once
 
 #include <cstdint>
@@ -6,12 +7,16 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
+#include "attribution/edge/config_layers.h"
+
 namespace attribution::service {
 
 struct Config {
   std::string listen = "127.0.0.1:8000";
   std::string data_dir;   // default: $STATE_DIRECTORY, else $XDG_STATE_HOME/attribution-service, ...
-  std::string rules_dir;  // default: $ATTRIBUTION_RULES_DIR, else <binary dir>/rules, ...
+  std::string rules_dir;  // default: edge::default_rules_location() (the blueprint's search)
   std::string auth_token;
   std::string auth_token_file;
   std::string tls_cert;
@@ -51,6 +56,10 @@ std::string config_get(const Config& config, const std::string& key);
 // Applies a YAML mapping (keys in snake_case or kebab-case). Errors name the file.
 bool config_apply_yaml(Config& config, const std::string& yaml_text, const std::string& name,
                        std::string& error);
+// Applies an already parsed mapping (edge::read_config_file); values get ${VAR} expansion from
+// `expand_from` when given.
+bool config_apply_node(Config& config, const YAML::Node& root, const std::string& name, std::string& error,
+                       const edge::Environment* expand_from = nullptr);
 // Applies ATTRIBUTION_<KEY> variables from `env` (e.g. environ).
 bool config_apply_env(Config& config, char** env, std::string& error);
 // Effective configuration as YAML, secrets redacted.

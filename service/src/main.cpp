@@ -2,17 +2,20 @@
 //
 //   attribution-service --listen 127.0.0.1:8000 --data-dir DIR --rules DIR [--config FILE]
 //
-// Configuration precedence: flags > ATTRIBUTION_* environment > config file > defaults.
+// Configuration precedence: flags > ATTRIBUTION_* environment > config file > defaults, each layer
+// found and read as the blueprint does (attribution/edge/config_layers.h). Rules: --rules, else the
+// shared default search (attribution/edge/rules_dir.h), so a binary run from its build tree finds
+// the checkout's rules/.
 #include <CLI/CLI.hpp>
 #include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
+#include "attribution/edge/config_layers.h"
+#include "attribution/edge/rules_dir.h"
 #include "attribution/engine.h"
 #include "config.h"
 #include "log.h"
@@ -41,17 +44,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::string error;
-  if (config_file.empty())
-    if (const char* c = std::getenv("ATTRIBUTION_CONFIG"); c && *c) config_file = c;
+  const auto environment = attribution::edge::process_environment();
+  config_file = attribution::edge::config_file_location(config_file, environment);
   if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    if (!in) {
-      std::fprintf(stderr, "attribution-service: cannot read config file %s\n", config_file.c_str());
-      return 2;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (!config_apply_yaml(cfg, ss.str(), config_file, error)) {
+    YAML::Node root;
+    if (!attribution::edge::read_config_file(config_file, environment, root, error) ||
+        !config_apply_node(cfg, root, config_file, error)) {
       std::fprintf(stderr, "attribution-service: %s\n", error.c_str());
       return 2;
     }
@@ -75,13 +73,16 @@ int main(int argc, char** argv) {
   set_log_level(*parse_log_level(cfg.log_level));
   set_log_json(cfg.log_format == "json");
 
-  auto loaded = load_rules_dir(cfg.rules_dir, error);
-  if (!loaded.ok()) {
-    log(LogLevel::kError, "rules failed to load", {{"rules_dir", cfg.rules_dir}, {"error", error}});
+  std::vector<std::string> rule_errors, rule_warnings;
+  auto rules = attribution::edge::load_rules_from(cfg.rules_dir, rule_errors, &rule_warnings);
+  if (!rules) {
+    std::string joined;
+    for (const auto& e : rule_errors) joined += (joined.empty() ? "" : "\n") + e;
+    log(LogLevel::kError, "rules failed to load", {{"rules_dir", cfg.rules_dir}, {"error", joined}});
     return 1;
   }
-  for (const auto& w : loaded.warnings) log(LogLevel::kWarn, "rules warning", {{"warning", w.to_string()}});
-  auto info = attribution::describe(*loaded.rules);
+  for (const auto& w : rule_warnings) log(LogLevel::kWarn, "rules warning", {{"warning", w}});
+  auto info = attribution::describe(*rules);
   log(LogLevel::kInfo, "rules loaded",
       {{"rules_dir", cfg.rules_dir}, {"digest", info.digest}, {"files", std::to_string(info.files)},
        {"extractors", std::to_string(info.extractors)}});
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
   sigaddset(&sigs, SIGTERM);
   sigaddset(&sigs, SIGINT);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  Service service(cfg, loaded.rules);
+  Service service(cfg, rules);
   if (!service.init(error)) {
     log(LogLevel::kError, "cannot start", {{"error", error}});
     return 1;

@@ -36,41 +36,6 @@ using Clock = std::chrono::steady_clock;
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-LoadResult load_rules_dir(const std::string& dir, std::string& error) {
-  std::vector<RuleText> files;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    error = "rules directory " + dir + " does not exist";
-    return {};
-  }
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    auto ext = e.path().extension().string();
-    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) paths.push_back(e.path());
-  }
-  std::sort(paths.begin(), paths.end());
-  for (const auto& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      error = "cannot read " + p.string();
-      return {};
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    files.push_back({(fs::path(dir).filename() / p.filename()).string(), ss.str()});
-  }
-  if (files.empty()) {
-    error = "no *.yaml rule files in " + dir;
-    return {};
-  }
-  auto result = load_rules(files);
-  if (!result.ok()) {
-    for (const auto& m : result.errors) error += (error.empty() ? "" : "\n") + m.to_string();
-    if (error.empty()) error = "rules failed to load";
-  }
-  return result;
-}
-
 bool secret_equal(std::string_view a, std::string_view b) {
   unsigned char da[SHA256_DIGEST_LENGTH], db[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(a.data()), a.size(), da);

@@ -17,9 +17,6 @@
 
 namespace attribution::service {
 
-// Reads every *.yaml / *.yml in `dir` (sorted by name) and loads them. Errors name file:line.
-LoadResult load_rules_dir(const std::string& dir, std::string& error);
-
 // The OpenAPI document (api/openapi.yaml, embedded at build time) as JSON.
 const std::string& openapi_json();
 

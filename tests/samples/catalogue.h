@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint::testing {
 
 inline std::shared_ptr<const RuleSet> catalogue() {
   static std::shared_ptr<const RuleSet> rules = [] {
     std::vector<std::string> errors;
-    auto r = load_rules_from(RULES_DIR, errors);
+    auto r = edge::load_rules_from(RULES_DIR, errors);
     for (const auto& e : errors) ADD_FAILURE() << e;
     return r;
   }();

@@ -9,7 +9,7 @@
 #include "attribution/codec.h"
 #include "attribution/engine.h"
 #include "catalogue.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint {
 namespace {

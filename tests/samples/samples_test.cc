@@ -10,7 +10,7 @@
 #include "bundle/bundle_reader.h"
 #include "commands/analyze.h"
 #include "catalogue.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint {
 namespace {

@@ -18,6 +18,7 @@
 #include "attribution/codec.h"
 #include "attribution/engine.h"
 #include "config.h"
+#include "attribution/edge/rules_dir.h"
 #include "log.h"
 #include "server.h"
 
@@ -27,13 +28,10 @@ namespace fs = std::filesystem;
 
 std::shared_ptr<const RuleSet> rules() {
   static std::shared_ptr<const RuleSet> r = [] {
-    std::string err;
-    auto loaded = load_rules_dir(std::string(ATTRIBUTION_SOURCE_DIR) + "/rules", err);
-    if (!loaded.ok()) {
-      ADD_FAILURE() << err;
-      return std::shared_ptr<const RuleSet>();
-    }
-    return loaded.rules;
+    std::vector<std::string> errors;
+    auto loaded = edge::load_rules_from(std::string(ATTRIBUTION_SOURCE_DIR) + "/rules", errors);
+    if (!loaded) ADD_FAILURE() << (errors.empty() ? "rules failed to load" : errors.front());
+    return loaded;
   }();
   return r;
 }

@@ -8,7 +8,7 @@
 
 #include "io/file_reader.h"
 #include "io/parallel_scan.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 #include "service_client.h"
 #include "attribution/text.h"
 
@@ -194,7 +194,7 @@ int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& 
     out << verdict.json << "\n";
   } else {
     std::vector<std::string> errors;
-    auto rules = load_rules_from(options.rules.empty() ? default_rules_location() : options.rules, errors);
+    auto rules = edge::load_rules_from(edge::resolve_rules_location(options.rules), errors);
     if (!rules) {
       for (const auto& e : errors) err << "error: " << e << "\n";
       return kExitError;

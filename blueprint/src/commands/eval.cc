@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "commands/analyze.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint {
 namespace {
@@ -441,7 +441,7 @@ int run_eval(const EvalOptions& options, std::ostream& out, std::ostream& err) {
     return kExitError;
   }
   std::vector<std::string> errors;
-  auto rules = load_rules_from(options.rules.empty() ? default_rules_location() : options.rules, errors);
+  auto rules = edge::load_rules_from(edge::resolve_rules_location(options.rules), errors);
   if (!rules) {
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitError;

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands/analyze.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint {
 
 int run_rules_lint(const std::string& location, const std::string& output, std::ostream& out, std::ostream& err) {
   std::vector<std::string> errors, warnings;
-  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors, &warnings);
+  auto rules = edge::load_rules_from(edge::resolve_rules_location(location), errors, &warnings);
   if (output == "json") {
     nlohmann::json j = {{"ok", rules != nullptr}, {"errors", errors}, {"warnings", warnings}};
     if (rules) {
@@ -44,7 +44,7 @@ int run_rules_lint(const std::string& location, const std::string& output, std::
 
 int run_rules_test(const std::string& location, const std::string& output, std::ostream& out, std::ostream& err) {
   std::vector<std::string> errors;
-  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);
+  auto rules = edge::load_rules_from(edge::resolve_rules_location(location), errors);
   if (!rules) {
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitError;
@@ -74,16 +74,16 @@ int run_rules_test(const std::string& location, const std::string& output, std::
 
 int run_rules_inventory(const std::string& location_in, const std::string& output, bool verbose, std::ostream& out,
                         std::ostream& err) {
-  std::string location = location_in.empty() ? default_rules_location() : location_in;
+  std::string location = edge::resolve_rules_location(location_in);
   std::vector<std::string> errors;
-  auto rules = load_rules_from(location, errors);
+  auto rules = edge::load_rules_from(location, errors);
   if (!rules) {
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitError;
   }
   std::vector<RuleText> files;
   std::string error;
-  if (!read_inventory_files(location, files, error)) {
+  if (!edge::read_inventory_files(location, files, error)) {
     err << "error: " << error << "\n";
     return kExitError;
   }
@@ -185,7 +185,7 @@ std::string plain_groups(const std::string& pattern) {
 
 int run_rules_patterns(const std::string& location, std::ostream& out, std::ostream& err) {
   std::vector<std::string> errors;
-  auto rules = load_rules_from(location.empty() ? default_rules_location() : location, errors);
+  auto rules = edge::load_rules_from(edge::resolve_rules_location(location), errors);
   if (!rules) {
     for (const auto& e : errors) err << "error: " << e << "\n";
     return kExitError;

@@ -38,6 +38,9 @@ class EvidenceSink {
 struct WorkloadAttempt {
   ExecutionContext context;
   std::vector<std::pair<std::string, TextSource>> evidence_files;  // path → defaults
+  // What the adapter says about this attempt's discovery (the exec adapter: its command's exit,
+  // stderr, skipped lines); the run adds them to the attempt's connector_reports.
+  std::vector<ConnectorReport> reports;
 };
 
 class Adapter {

@@ -1,14 +1,12 @@
 #include "run/config.h"
 
+#include "attribution/edge/config_layers.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <set>
-#include <sstream>
-
-extern char** environ;
 
 namespace attribution::blueprint {
 namespace {
@@ -208,27 +206,19 @@ bool load_config(const ConfigLayers& layers, LoadedConfig& out, std::vector<std:
   out.name = layers.file.empty() ? "config" : layers.file;
   YAML::Node root(YAML::NodeType::Map);
   if (!layers.file.empty()) {
-    std::ifstream in(layers.file);
-    if (!in) {
-      errors.push_back(fmt::format("{}: cannot read", layers.file));
+    YAML::Node doc;
+    std::string error;
+    if (!edge::read_config_file(layers.file, layers.env, doc, error)) {
+      errors.push_back(error);
       return false;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    try {
-      YAML::Node doc = YAML::Load(ss.str());
-      if (doc.IsNull()) doc = YAML::Node(YAML::NodeType::Map);
-      std::vector<std::string> file_errors;
-      validate(doc, out.name, file_errors);
-      if (!file_errors.empty()) {
-        errors.insert(errors.end(), file_errors.begin(), file_errors.end());
-        return false;
-      }
-      root = merge(root, doc);
-    } catch (const YAML::Exception& e) {
-      errors.push_back(fmt::format("{}:{}:{}: {}", layers.file, e.mark.line + 1, e.mark.column + 1, e.msg));
+    std::vector<std::string> file_errors;
+    validate(doc, out.name, file_errors);
+    if (!file_errors.empty()) {
+      errors.insert(errors.end(), file_errors.begin(), file_errors.end());
       return false;
     }
+    root = merge(root, doc);
   }
   for (const auto& [k, v] : layers.env) {
     if (k.rfind("ATTRIBUTION_", 0) != 0) continue;
@@ -238,18 +228,9 @@ bool load_config(const ConfigLayers& layers, LoadedConfig& out, std::vector<std:
     else if (rest == "DB") path = "stores.sqlite.path";
     else if (rest == "CONFIG") continue;
     else {
-      std::string p = lower(rest);
-      std::string dotted;
-      for (size_t i = 0; i < p.size(); ++i) {
-        if (p.compare(i, 2, "__") == 0) {
-          dotted += '.';
-          ++i;
-        } else {
-          dotted += p[i];
-        }
-      }
-      if (!top_level_keys().count(split(dotted, '.').front())) continue;
-      path = dotted;
+      auto dotted = edge::config_key_for_env_var(k);
+      if (!dotted || !top_level_keys().count(split(*dotted, '.').front())) continue;
+      path = *dotted;
     }
     try {
       set_config_path(root, path, v);
@@ -276,16 +257,6 @@ std::string redacted_config(const YAML::Node& root) {
   YAML::Emitter e;
   e << redact(root, "");
   return std::string(e.c_str()) + "\n";
-}
-
-std::map<std::string, std::string> process_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string s(*e);
-    auto eq = s.find('=');
-    if (eq != std::string::npos) env[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  return env;
 }
 
 bool parse_duration_ns(const std::string& text, int64_t& ns) {

@@ -7,6 +7,10 @@
 // ATTRIBUTION_SERVICE_URL, belong to other commands). Aliases: ATTRIBUTION_RULES_DIR → rules,
 // ATTRIBUTION_DB → stores.sqlite.path.
 //
+// How the layers are found and read is shared with the service (attribution/edge/config_layers.h):
+// the file is --config or $ATTRIBUTION_CONFIG, ${VAR} in its values is expanded from the
+// environment, and ATTRIBUTION_A__B_C names key a.b_c.
+//
 // Errors name the source and the key: "config.yaml: stores.postgres.dsn: must be a string".
 #pragma once
 
@@ -42,9 +46,6 @@ std::string redacted_config(const YAML::Node& root);
 
 // True when a key names a secret.
 bool is_secret_key(const std::string& key);
-
-// Snapshot of the process environment.
-std::map<std::string, std::string> process_environment();
 
 // "90s", "5m", "2h", "1d", "250ms", or plain seconds → nanoseconds; false if malformed.
 bool parse_duration_ns(const std::string& text, int64_t& ns);

@@ -9,7 +9,7 @@
 #include "commands/analyze.h"
 #include "connectors/static/static_adapter.h"
 #include "io/file_reader.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 #include "attribution/text.h"
 
 namespace attribution::blueprint {
@@ -178,7 +178,7 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineSetup& setup, bool defa
   // Rules.
   std::string rules = cfg["rules"] ? cfg["rules"].as<std::string>("") : "";
   std::vector<std::string> rule_errors;
-  p->rules_ = load_rules_from(rules.empty() ? default_rules_location() : rules, rule_errors);
+  p->rules_ = edge::load_rules_from(edge::resolve_rules_location(rules), rule_errors);
   if (!p->rules_) {
     for (auto& e : rule_errors) errors.push_back(fmt::format("rules: {}", e));
   }

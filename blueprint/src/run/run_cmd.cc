@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "attribution/codec.h"
+#include "attribution/edge/config_layers.h"
 #include "commands/analyze.h"
 #include "run/config.h"
 #include "run/pipeline.h"
@@ -33,9 +34,8 @@ struct Loaded {
 int load(const RunCommandOptions& options, Loaded& loaded, std::ostream& out, std::ostream& err, bool& done) {
   done = false;
   ConfigLayers layers;
-  layers.file = options.config_file;
-  layers.env = process_environment();
-  if (layers.file.empty() && layers.env.count("ATTRIBUTION_CONFIG")) layers.file = layers.env["ATTRIBUTION_CONFIG"];
+  layers.env = edge::process_environment();
+  layers.file = edge::config_file_location(options.config_file, layers.env);
   layers.flags = options.flags;
   std::vector<std::string> errors;
   if (!load_config(layers, loaded.config, errors)) {
@@ -111,6 +111,7 @@ class Progress {
   bool on_;
   std::ostream& err_;
 };
+
 
 }  // namespace
 

@@ -7,14 +7,14 @@
 #include <fstream>
 
 #include "attribution/codec.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::testing {
 
 std::shared_ptr<const RuleSet> source_rules() {
   static std::shared_ptr<const RuleSet> rules = [] {
     std::vector<std::string> errors;
-    auto r = blueprint::load_rules_from(ATTRIBUTION_SOURCE_RULES_DIR, errors);
+    auto r = edge::load_rules_from(ATTRIBUTION_SOURCE_RULES_DIR, errors);
     if (!r) {
       for (const auto& e : errors) ADD_FAILURE() << e;
     }

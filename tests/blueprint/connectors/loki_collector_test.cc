@@ -14,7 +14,7 @@
 #include "connectors/loki/loki_collector.h"
 #include "connectors/loki/pushdown.h"
 #include "fake_loki.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::testing {
 namespace {
@@ -43,7 +43,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 std::vector<CatalogPattern> catalogue() {
   std::vector<RuleText> files;
   std::string err;
-  EXPECT_TRUE(blueprint::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, err)) << err;
+  EXPECT_TRUE(edge::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, err)) << err;
   auto p = catalog_patterns(files, err);
   EXPECT_TRUE(err.empty()) << err;
   return p;
@@ -53,7 +53,7 @@ std::vector<CatalogPattern> catalogue() {
 std::vector<std::pair<unsigned, std::string>> positive_fixtures() {
   std::vector<RuleText> files;
   std::string err;
-  blueprint::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, err);
+  edge::read_rule_files(ATTRIBUTION_SOURCE_RULES_DIR, files, err);
   std::vector<std::pair<unsigned, std::string>> out;
   for (const auto& f : files) {
     YAML::Node doc = YAML::Load(f.text);

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "connectors/files/template.h"
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
 
 namespace attribution::blueprint {
 namespace {
@@ -108,8 +108,8 @@ LokiCollector::LokiCollector(LokiCollectorConfig config) : config_(std::move(con
   pushdown_.mode = "off";
   if (config_.pushdown == "off") return;
   std::vector<RuleText> files;
-  std::string location = config_.rules.empty() ? default_rules_location() : config_.rules;
-  if (!read_rule_files(location, files, pushdown_error_)) return;
+  std::string location = edge::resolve_rules_location(config_.rules);
+  if (!edge::read_rule_files(location, files, pushdown_error_)) return;
   auto patterns = catalog_patterns(files, pushdown_error_);
   if (!pushdown_error_.empty()) return;
   pushdown_ = build_pushdown(patterns, config_.kind, config_.pushdown);

@@ -1,14 +1,16 @@
-#include "io/rules_dir.h"
+#include "attribution/edge/rules_dir.h"
+#include "attribution/python_rules.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-namespace attribution::blueprint {
+namespace attribution::edge {
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,12 +33,24 @@ bool read_whole(const fs::path& path, std::string& text, std::string& error) {
 std::string default_rules_location() {
   if (const char* env = std::getenv("ATTRIBUTION_RULES_DIR"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
+  std::vector<fs::path> candidates;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    fs::path installed = exe.parent_path().parent_path() / "share" / "attribution" / "rules";
-    if (fs::is_directory(installed, ec)) return installed.string();
+    candidates.push_back(exe.parent_path().parent_path() / "share" / "attribution" / "rules");
+    candidates.push_back(exe.parent_path() / "rules");
+  }
+  candidates.push_back(ATTRIBUTION_SOURCE_RULES_DIR);
+  candidates.push_back("/usr/share/attribution/rules");
+  for (const auto& c : candidates) {
+    if (!fs::is_directory(c, ec)) continue;
+    fs::path canonical = fs::weakly_canonical(c, ec);
+    return ec || canonical.empty() ? c.string() : canonical.string();
   }
   return ATTRIBUTION_SOURCE_RULES_DIR;
+}
+
+std::string resolve_rules_location(const std::string& configured) {
+  return configured.empty() ? default_rules_location() : configured;
 }
 
 bool read_rule_files(const std::string& location, std::vector<RuleText>& out, std::string& error) {
@@ -54,7 +68,10 @@ bool read_rule_files(const std::string& location, std::vector<RuleText>& out, st
         it.disable_recursion_pending();
         continue;
       }
-      if (it->is_regular_file() && (it->path().extension() == ".yaml" || it->path().extension() == ".yml"))
+      // YAML rules, Python rules and the site data beside them (docs/rules.md "Python rules").
+      auto ext = it->path().extension();
+      if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".py" ||
+                                    is_rule_data_file(it->path().filename().string())))
         files.push_back(it->path());
     }
     if (ec) {
@@ -160,7 +177,7 @@ std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std:
     cache_path = fs::path(cache_dir) / (digest.substr(digest.find(':') + 1) + ".hsdb");
     cached = read_cache(cache_path);
   }
-  LoadResult r = load_rules(files, cached);
+  LoadResult r = python::load_rules(files, cached);  // YAML and Python rules (core/python)
   if (r.rules && !cache_path.empty() && cached.empty()) write_cache(cache_path, serialize_compiled(*r.rules));
   for (const auto& e : r.errors) errors.push_back(e.to_string());
   if (warnings != nullptr) {
@@ -169,4 +186,4 @@ std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std:
   return r.rules;
 }
 
-}  // namespace attribution::blueprint
+}  // namespace attribution::edge
