@@ -34,6 +34,19 @@ struct Item {
   }
 };
 
+struct Outcome;
+
+// A rule in another language that failed during this attribute() call (the verdict's
+// `rule_reports`): one entry per rule, with its first failure and how many calls failed.
+struct RuleReport {
+  std::string rule;
+  std::string file;
+  int line = 0;
+  std::string status;  // error | timeout | memory | invalid
+  std::string message;
+  uint64_t failures = 0;
+};
+
 struct Analysis {
   const RuleSet& rules;
   const ExecutionContext& context;
@@ -43,6 +56,12 @@ struct Analysis {
   std::deque<SymptomRecord> synthetic_records;
   TimeNs job_start = kNoTime;  // context start, else the earliest evidence
   TimeNs job_end = kNoTime;    // context end, else the latest evidence
+  std::vector<RuleReport> rule_reports;
+  // Quality caps asked for by external refiners: (rule id, cap), in call order.
+  std::vector<std::pair<std::string, RefinerActions::QualityCap>> quality_caps;
+  const Outcome* outcome = nullptr;  // set before the POST_OUTCOME phase
+
+  void report_rule_failure(const ExternalRule& rule, const RuleFailure& failure);
 
   // Adds a synthetic symptom (made by a built-in refiner) and returns its index.
   int add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord record, bool indirect);
@@ -60,6 +79,17 @@ bool app_or_hardware_xid(const Item& it);
 
 void run_declarative_refiner(const Refiner& refiner, Analysis& analysis);
 void run_builtin_refiner(const Refiner& refiner, Analysis& analysis);
+// Calls an external refiner (rule_extension.h) with a view of `analysis` and applies its actions;
+// a failure becomes a rule report.
+void run_external_refiner(const ExternalRule& rule, std::string_view phase, Analysis& analysis);
+// The record of an item whose extractor has field hooks: a copy with the hooks' fields added
+// (kept in analysis.synthetic_records), or `record` itself when no hook added anything. Hooks see
+// the record's fields plus the item's node (and gpu, rank when set) unless a capture names them.
+const SymptomRecord* apply_field_hooks(Analysis& analysis, const SymptomKey& key, const SymptomRecord& record,
+                                       const std::vector<size_t>& hooks);
+std::map<std::string, std::string> hook_input(const std::map<std::string, std::string>& fields, const SymptomKey& key);
+// Applies the quality caps and rule failures to the decided outcome (after POST_OUTCOME).
+void apply_rule_outcomes(const Analysis& analysis, Outcome& outcome);
 
 // Renders a label template ("Xid {xid} on {pci}") with the record's fields.
 std::string render_label(const std::string& label, const std::map<std::string, std::string>& fields);

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "attribution/codec.h"
+#include "analysis.h"
 #include "rule_set.h"
 
 namespace attribution {
@@ -43,6 +46,139 @@ std::string check(const Extraction& ex, const std::string& id, const Fixture& f)
     if (got != want) return fmt::format("{}: expected '{}', got '{}'", k, want, got);
   }
   return "";
+}
+
+// A field hook's fixture: the line through the scanner (as the first kind its extractor scans),
+// the record its extractor made through every hook on that extractor, then the expectations.
+std::string check_field_hook(const RuleSet& rules, Scanner& scanner, const ExternalRule& rule, const ExternalFixture& f) {
+  auto x = std::find_if(rules.extractors.begin(), rules.extractors.end(),
+                        [&](const Extractor& e) { return e.id == rule.extractor; });
+  if (x == rules.extractors.end()) return fmt::format("no extractor '{}'", rule.extractor);
+  TextSource src;
+  src.name = "fixture";
+  src.default_year = 2026;
+  // A syslog line names its host: scan as syslog when the extractor scans syslog.
+  constexpr int kSyslog = static_cast<int>(ObservationKind::kSyslog);
+  for (int k : {kSyslog, 0, 1, 2, 3, 4, 5}) {
+    if (x->kinds_mask & (1u << k)) {
+      src.kind = static_cast<ObservationKind>(k);
+      break;
+    }
+  }
+  Extraction ex;
+  scanner.scan(src, f.input_line, 0, 1, ex);
+  const std::pair<const SymptomKey, SymptomRecord>* hit = nullptr;
+  for (const auto& kv : ex.symptoms()) {
+    for (const auto& e : kv.second.evidence) {
+      if (e.rule == rule.extractor) hit = &kv;
+    }
+  }
+  if (f.expect.count("none")) return hit == nullptr ? "" : fmt::format("expected no match, got symptom {}", hit->first.id);
+  if (hit == nullptr) return fmt::format("extractor '{}' does not match the line", rule.extractor);
+  std::map<std::string, std::string> fields = hit->second.fields;
+  for (size_t h : rules.field_hooks.at(rule.extractor)) {
+    const ExternalRule& hook = rules.external_rules[h];
+    std::map<std::string, std::string> extra;
+    RuleFailure failure;
+    if (!hook.hook->run(hook.extractor, hook_input(hit->second.fields, hit->first), hit->second.evidence.front().text,
+                        extra, failure))
+      return fmt::format("{} failed ({}) at {}:{}: {}", hook.id, failure.status, failure.file, failure.line, failure.message);
+    for (auto& [k, v] : extra) fields.emplace(k, std::move(v));
+  }
+  for (const auto& [k, want] : f.expect) {
+    std::string got;
+    if (k == "symptom") got = hit->first.id;
+    else if (k == "node") got = hit->first.node;
+    else if (k == "rank") got = hit->first.rank == kNoRank ? "" : std::to_string(hit->first.rank);
+    else if (k == "gpu") got = hit->first.gpu;
+    else {
+      auto it = fields.find(k);
+      got = it == fields.end() ? "<absent>" : it->second;
+    }
+    if (got != want) return fmt::format("{}: expected '{}', got '{}'", k, want, got);
+  }
+  return "";
+}
+
+// A refiner's fixture: its lines ("<kind> <node>: <text>") through a whole session of the rule set,
+// then the verdict against the expectations. Any rule report in the verdict fails it.
+std::string check_refiner(const std::shared_ptr<const RuleSet>& rules, const ExternalFixture& f) {
+  std::map<std::pair<int, std::string>, std::string> texts;
+  std::set<std::string> nodes(f.nodes.begin(), f.nodes.end());
+  for (const auto& l : f.lines) {
+    size_t sp = l.find(' ');
+    size_t colon = l.find(": ", sp == std::string::npos ? 0 : sp);
+    auto kind = sp == std::string::npos ? std::nullopt : parse_observation_kind(l.substr(0, sp));
+    if (!kind || colon == std::string::npos)
+      return fmt::format("fixture line '{}' is not '<kind> <node>: <text>' (kind: applog, syslog, scheduler, ...)", l);
+    std::string node = l.substr(sp + 1, colon - sp - 1);
+    texts[{static_cast<int>(*kind), node}] += l.substr(colon + 2) + "\n";
+    if (f.nodes.empty()) nodes.insert(node);
+  }
+  ExecutionContext ctx;
+  ctx.id = "fixture";
+  ctx.nodes.assign(nodes.begin(), nodes.end());
+  Session session(rules, ctx);
+  for (const auto& [key, text] : texts) {
+    TextSource src;
+    src.kind = static_cast<ObservationKind>(key.first);
+    src.node = key.second;
+    src.name = fmt::format("fixture/{}/{}", to_string(src.kind), key.second);
+    src.default_year = 2026;
+    session.ingest_text(src, text);
+  }
+  Verdict v = session.attribute();
+  nlohmann::json j = nlohmann::json::parse(v.json, nullptr, false);
+  if (j.is_discarded()) return "the verdict is not JSON";
+  if (j.contains("rule_reports")) {
+    const auto& r = j["rule_reports"][0];
+    return fmt::format("rule {} failed ({}) at {}:{}: {}", r["rule"].get<std::string>(), r["status"].get<std::string>(),
+                       r["file"].get<std::string>(), r["line"].get<int>(), r["message"].get<std::string>());
+  }
+  for (const auto& [k, want] : f.expect) {
+    std::string got;
+    if (k == "outcome") got = v.outcome;
+    else if (k == "domain") got = v.domain;
+    else if (k == "quality") got = v.quality;
+    else if (k == "root_symptom") got = v.root_symptom;
+    else if (k == "root_node") got = v.root_node;
+    else if (k == "explained") {
+      std::set<std::string> explained;
+      for (const auto& e : j.value("explained", nlohmann::json::array())) explained.insert(e.value("id", ""));
+      size_t p = 0;
+      while (p <= want.size()) {
+        size_t comma = want.find(',', p);
+        std::string id = want.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+        if (!id.empty() && !explained.count(id))
+          return fmt::format("explained: expected '{}' among [{}]", id, fmt::join(explained, ", "));
+        if (comma == std::string::npos) break;
+        p = comma + 1;
+      }
+      continue;
+    } else {
+      return fmt::format("unknown expectation '{}' (outcome, domain, quality, root_symptom, root_node, explained)", k);
+    }
+    if (got != want) return fmt::format("{}: expected '{}', got '{}'", k, want, got);
+  }
+  return "";
+}
+
+void run_external_fixtures(const std::shared_ptr<const RuleSet>& rules, Scanner& scanner,
+                           std::vector<FixtureResult>& out) {
+  for (const auto& rule : rules->external_rules) {
+    if (rule.fixtures.empty()) {
+      out.push_back({rule.where.file, rule.where.line, rule.id, false,
+                     "needs at least one fixture (fixtures=[...] in its decorator)"});
+      continue;
+    }
+    for (const auto& f : rule.fixtures) {
+      FixtureResult r{rule.where.file, f.line, rule.id, true, ""};
+      r.message = rule.kind == ExternalRule::Kind::kFieldHook ? check_field_hook(*rules, scanner, rule, f)
+                                                              : check_refiner(rules, f);
+      r.passed = r.message.empty();
+      out.push_back(std::move(r));
+    }
+  }
 }
 
 }  // namespace
@@ -133,6 +269,7 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
       out.push_back(std::move(r));
     }
   }
+  run_external_fixtures(rules, scanner, out);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 
 #include "rule_set.h"
 
@@ -112,9 +113,72 @@ std::string tolerate_blanks(std::string_view pattern) {
 
 namespace {
 
-class Loader {
+Position position(const std::string& file, const YAML::Mark& m) { return {file, m.line + 1, m.column + 1}; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The records of step 1 (reading): each rule as written, with the positions later steps need for
+// their messages. Nothing here is compiled (no RE2, no Vectorscan) and nothing is cross-checked
+// (ids, catalog names): that is collecting (step 2) and compiling (step 3).
+
+struct ExtractorRecord {
+  Extractor rule;  // everything but the compiled regex (rule.re stays null until step 3)
+  Position id_pos;
+  Position pattern_pos;
+  std::map<std::string, Position> template_pos;  // "symptom", "node", "rank", "gpu", "catalog"
+  std::vector<Position> field_pos;               // one per rule.fields entry
+};
+struct MetricRecord {
+  MetricExtractor rule;
+  Position id_pos;
+};
+struct CatalogRecord {
+  Catalog rule;
+  Position id_pos;
+};
+struct SymptomRecordEntry {
+  std::string id;
+  SymptomAttrs attrs;
+  Position id_pos;
+};
+struct RefinerRecord {
+  Refiner rule;
+  Position id_pos;
+};
+// One file's records, each kind in file order.
+struct FileRecords {
+  std::vector<CatalogRecord> catalogs;
+  std::vector<SymptomRecordEntry> symptoms;
+  std::vector<ExtractorRecord> extractors;
+  std::vector<MetricRecord> metric_extractors;
+  std::vector<RefinerRecord> refiners;
+};
+
+struct RuleRecords::Impl {
+  std::vector<RuleText> files;   // every file given, in order (the digest and RuleSet::sources)
+  std::vector<FileRecords> read;  // step 1 output, one per file read
+  LoadResult messages;            // errors and warnings of every step so far
+  // Step 2 output: the rule set under construction (everything but extractors) and the
+  // extractors still to compile, in collection order.
+  std::shared_ptr<RuleSet> collected;
+  std::vector<ExtractorRecord> to_compile;
+  std::vector<ExternalRule> external;  // rules of other languages, in the order added
+  bool collected_done = false;
+};
+
+RuleRecords::RuleRecords() : impl_(std::make_unique<Impl>()) {}
+RuleRecords::~RuleRecords() = default;
+RuleRecords::RuleRecords(RuleRecords&&) noexcept = default;
+RuleRecords& RuleRecords::operator=(RuleRecords&&) noexcept = default;
+
+namespace {
+
+// Step 1 for YAML: one file's text → FileRecords. Checks what one rule alone can show (shape,
+// known keys and values, templates, durations, fixtures).
+class Reader {
  public:
-  explicit Loader(LoadResult& result) : result_(result) {}
+  Reader(LoadResult& result, FileRecords& out) : result_(result), out_(out) {}
 
   void error(const std::string& file, const YAML::Mark& m, std::string msg) {
     result_.errors.push_back({file, m.line + 1, m.column + 1, std::move(msg)});
@@ -316,26 +380,18 @@ class Loader {
     return ref;
   }
 
-  bool unique_id(const std::string& file, const YAML::Node& at, const std::string& id) {
-    auto [it, inserted] = ids_.emplace(id, fmt::format("{}:{}", file, at.Mark().line + 1));
-    if (!inserted) {
-      error(file, at.Mark(), fmt::format("duplicate id '{}' (first defined at {})", id, it->second));
-      return false;
-    }
-    return true;
-  }
-
-  void load_extractor(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+  void load_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "kinds", "pattern", "case_insensitive", "precedence",
                      "symptom", "catalog", "node", "rank", "gpu", "fields", "fixtures"},
                     "extractor"))
       return;
-    Extractor x;
+    ExtractorRecord rec;
+    Extractor& x = rec.rule;
     auto id = scalar(file, n, "id", true);
     if (!id) return;
     x.id = *id;
-    if (!unique_id(file, n["id"], x.id)) return;
+    rec.id_pos = position(file, n["id"].Mark());
     x.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
     x.description = scalar(file, n, "description", false).value_or("");
     if (x.description.empty()) warning(file, n.Mark(), fmt::format("extractor '{}' has no description", x.id));
@@ -370,57 +426,30 @@ class Loader {
         x.kinds_mask |= 1u << static_cast<int>(*kind);
       }
     }
-    RE2::Options opts;
-    opts.set_encoding(RE2::Options::EncodingLatin1);
-    opts.set_case_sensitive(!x.case_insensitive);
-    opts.set_log_errors(false);
-    x.re = std::make_unique<RE2>(x.pattern, opts);
-    if (!x.re->ok()) {
-      YAML::Node p = n["pattern"];
-      error(file, p.Mark(), fmt::format("extractor '{}': bad pattern: {}", x.id, x.re->error()));
-      return;
-    }
-    x.group_names.assign(static_cast<size_t>(x.re->NumberOfCapturingGroups()) + 1, "");
-    for (const auto& [name, idx] : x.re->NamedCapturingGroups()) x.group_names[idx] = name;
-    std::set<std::string> captures(x.group_names.begin(), x.group_names.end());
-    captures.erase("");
-    auto check_template = [&](const char* key, Template& out) -> bool {
+    rec.pattern_pos = position(file, n["pattern"].Mark());
+    // Templates are parsed here; that their fields are named captures is checked when the
+    // pattern is compiled (step 3).
+    auto read_template = [&](const char* key, Template& out) -> bool {
       auto s = scalar(file, n, key, false);
       if (!s) return true;
       auto t = parse_template(file, n[key], *s);
       if (!t) return false;
-      for (const auto& p : t->pieces) {
-        if (p.is_field && !captures.count(p.text)) {
-          error(file, n[key].Mark(),
-                fmt::format("extractor '{}': {} uses {{{}}} but the pattern has no such named "
-                            "capture",
-                            x.id, key, p.text));
-          return false;
-        }
-      }
+      rec.template_pos[key] = position(file, n[key].Mark());
       out = *t;
       return true;
     };
-    if (!check_template("symptom", x.symptom) || !check_template("node", x.node) ||
-        !check_template("rank", x.rank) || !check_template("gpu", x.gpu))
+    if (!read_template("symptom", x.symptom) || !read_template("node", x.node) ||
+        !read_template("rank", x.rank) || !read_template("gpu", x.gpu))
       return;
     if (YAML::Node c = n["catalog"]) {
       x.catalog = parse_catalog_ref(file, c);
       if (!x.catalog) return;
-      for (const auto& p : x.catalog->key.pieces) {
-        if (p.is_field && !captures.count(p.text)) {
-          error(file, c.Mark(), fmt::format("catalog key uses {{{}}}, not a named capture", p.text));
-          return;
-        }
-      }
+      rec.template_pos["catalog"] = position(file, c.Mark());
     }
     if (YAML::Node f = n["fields"]) {
       for (const auto& v : f) {
-        if (!captures.count(v.Scalar())) {
-          error(file, v.Mark(), fmt::format("field '{}' is not a named capture", v.Scalar()));
-          return;
-        }
         x.fields.push_back(v.Scalar());
+        rec.field_pos.push_back(position(file, v.Mark()));
       }
     }
     x.fixtures = parse_fixtures(file, n["fixtures"], "line");
@@ -430,22 +459,23 @@ class Loader {
       error(file, n.Mark(), fmt::format("extractor '{}' needs at least one positive fixture", x.id));
       return;
     }
-    rs.extractors.push_back(std::move(x));
+    out_.extractors.push_back(std::move(rec));
   }
 
-  void load_metric_extractor(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+  void load_metric_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "metric", "when", "symptom", "catalog", "node",
                      "node_fallback", "gpu", "evidence", "fixtures"},
                     "metric extractor"))
       return;
-    MetricExtractor m;
+    MetricRecord rec;
+    MetricExtractor& m = rec.rule;
     auto id = scalar(file, n, "id", true);
     auto metric = scalar(file, n, "metric", true);
     auto symptom = scalar(file, n, "symptom", true);
     if (!id || !metric || !symptom) return;
     m.id = *id;
-    if (!unique_id(file, n["id"], m.id)) return;
+    rec.id_pos = position(file, n["id"].Mark());
     m.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
     m.description = scalar(file, n, "description", false).value_or("");
     m.metric = *metric;
@@ -490,16 +520,17 @@ class Loader {
       error(file, n.Mark(), fmt::format("metric extractor '{}' needs at least one fixture", m.id));
       return;
     }
-    rs.metric_extractors.push_back(std::move(m));
+    out_.metric_extractors.push_back(std::move(rec));
   }
 
-  void load_catalog(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+  void load_catalog(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n, {"id", "description", "entries", "default"}, "catalog")) return;
-    Catalog c;
+    CatalogRecord rec;
+    Catalog& c = rec.rule;
     auto id = scalar(file, n, "id", true);
     if (!id) return;
     c.id = *id;
-    if (!unique_id(file, n["id"], "catalog:" + c.id)) return;
+    rec.id_pos = position(file, n["id"].Mark());
     c.description = scalar(file, n, "description", false).value_or("");
     YAML::Node entries = n["entries"];
     if (!entries || !entries.IsMap()) {
@@ -514,24 +545,19 @@ class Loader {
       SymptomAttrs a;
       if (parse_attrs(file, d, a, true)) c.fallback = std::move(a);
     }
-    rs.catalogs.push_back(std::move(c));
+    out_.catalogs.push_back(std::move(rec));
   }
 
-  void load_symptom(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+  void load_symptom(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence", "terminal"},
                     "symptom"))
       return;
     auto id = scalar(file, n, "id", true);
     if (!id) return;
-    if (!unique_id(file, n["id"], "symptom:" + *id)) return;
     SymptomAttrs a;
     if (!parse_attrs(file, n, a, false)) return;
     if (a.label.empty()) a.label = *id;
-    if (id->back() == '*') {
-      rs.symptom_prefix.emplace_back(*id, std::move(a));
-    } else {
-      rs.symptom_exact[*id] = std::move(a);
-    }
+    out_.symptoms.push_back({*id, std::move(a), position(file, n["id"].Mark())});
   }
 
   static int64_t parse_duration(const std::string& s, bool& ok) {
@@ -555,17 +581,18 @@ class Loader {
     return ns;
   }
 
-  void load_refiner(RuleSet& rs, const std::string& file, const YAML::Node& n) {
+  void load_refiner(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "phase", "builtin", "cause", "cause_role", "explains",
                      "scope", "within", "before"},
                     "refiner"))
       return;
-    Refiner r;
+    RefinerRecord rec;
+    Refiner& r = rec.rule;
     auto id = scalar(file, n, "id", true);
     if (!id) return;
     r.id = *id;
-    if (!unique_id(file, n["id"], r.id)) return;
+    rec.id_pos = position(file, n["id"].Mark());
     r.pos = {file, n.Mark().line + 1, n.Mark().column + 1};
     r.description = scalar(file, n, "description", false).value_or("");
     std::string phase = scalar(file, n, "phase", false).value_or("DEFAULT");
@@ -588,7 +615,7 @@ class Loader {
         return;
       }
       r.builtin = *b;
-      rs.refiners.push_back(std::move(r));
+      out_.refiners.push_back(std::move(rec));
       return;
     }
     auto list = [&](const char* key, std::vector<std::string>& out) -> bool {
@@ -627,10 +654,10 @@ class Loader {
         (std::string_view(key) == "within" ? r.within_ns : r.before_ns) = v;
       }
     }
-    rs.refiners.push_back(std::move(r));
+    out_.refiners.push_back(std::move(rec));
   }
 
-  void load_file(RuleSet& rs, const RuleText& f) {
+  void read_file(const RuleText& f) {
     YAML::Node root;
     try {
       root = YAML::Load(f.text);
@@ -664,16 +691,16 @@ class Loader {
         }
       }
     };
-    each("catalogs", [&](const YAML::Node& n) { load_catalog(rs, f.name, n); });
-    each("symptoms", [&](const YAML::Node& n) { load_symptom(rs, f.name, n); });
-    each("extractors", [&](const YAML::Node& n) { load_extractor(rs, f.name, n); });
-    each("metric_extractors", [&](const YAML::Node& n) { load_metric_extractor(rs, f.name, n); });
-    each("refiners", [&](const YAML::Node& n) { load_refiner(rs, f.name, n); });
+    each("catalogs", [&](const YAML::Node& n) { load_catalog(f.name, n); });
+    each("symptoms", [&](const YAML::Node& n) { load_symptom(f.name, n); });
+    each("extractors", [&](const YAML::Node& n) { load_extractor(f.name, n); });
+    each("metric_extractors", [&](const YAML::Node& n) { load_metric_extractor(f.name, n); });
+    each("refiners", [&](const YAML::Node& n) { load_refiner(f.name, n); });
   }
 
  private:
   LoadResult& result_;
-  std::map<std::string, std::string> ids_;
+  FileRecords& out_;
 };
 
 std::string sha256_hex(const std::vector<RuleText>& files) {
@@ -810,13 +837,117 @@ bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_v
 
 }  // namespace
 
-LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compiled_cache) {
-  LoadResult result;
+// ---------------------------------------------------------------------------------------------
+// Step 1: reading.
+
+namespace {
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+bool is_rule_data_file(std::string_view name) {
+  return ends_with(name, ".csv") || ends_with(name, ".json") || ends_with(name, ".data.yaml") ||
+         ends_with(name, ".data.yml");
+}
+
+void read_rules(const RuleText& file, RuleRecords& records) {
+  RuleRecords::Impl& r = *records.impl_;
+  r.files.push_back(file);
+  if (is_rule_data_file(file.name)) return;
+  if (ends_with(file.name, ".py")) {
+    r.messages.errors.push_back({file.name, 0, 0,
+                                 "a Python rule: this program loads YAML rules only (Python rules load through "
+                                 "the attribution_rules_python library)"});
+    return;
+  }
+  r.read.emplace_back();
+  Reader(r.messages, r.read.back()).read_file(file);
+}
+
+void add_rule_source(RuleRecords& records, const RuleText& file) { records.impl_->files.push_back(file); }
+void add_external_rule(RuleRecords& records, ExternalRule rule) { records.impl_->external.push_back(std::move(rule)); }
+void add_load_error(RuleRecords& records, LoadMessage message) {
+  records.impl_->messages.errors.push_back(std::move(message));
+}
+void add_load_warning(RuleRecords& records, LoadMessage message) {
+  records.impl_->messages.warnings.push_back(std::move(message));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 2: collecting. Every file's records into one rule set, in file order: ids unique across
+// files (catalogs, symptoms and rules each in their own namespace), catalog references resolved
+// by name (a catalog may be defined in a later file), symptom globs ordered longest first.
+
+void collect_rules(RuleRecords& records) {
+  RuleRecords::Impl& r = *records.impl_;
+  if (r.collected_done) return;
+  r.collected_done = true;
   auto rs = std::make_shared<RuleSet>();
-  rs->sources = files;
-  Loader loader(result);
-  for (const auto& f : files) loader.load_file(*rs, f);
-  // Resolve catalog references by name (a catalog may be defined in a later file).
+  rs->sources = r.files;
+  std::map<std::string, std::string> ids;  // namespaced id → "file:line" of its first definition
+  auto unique_id = [&](const std::string& key, const std::string& shown, const Position& at) {
+    auto [it, inserted] = ids.emplace(key, fmt::format("{}:{}", at.file, at.line));
+    if (!inserted) {
+      r.messages.errors.push_back(
+          {at.file, at.line, at.column, fmt::format("duplicate id '{}' (first defined at {})", shown, it->second)});
+    }
+    return inserted;
+  };
+  for (FileRecords& f : r.read) {
+    for (auto& c : f.catalogs) {
+      if (unique_id("catalog:" + c.rule.id, "catalog:" + c.rule.id, c.id_pos)) rs->catalogs.push_back(std::move(c.rule));
+    }
+    for (auto& s : f.symptoms) {
+      if (!unique_id("symptom:" + s.id, "symptom:" + s.id, s.id_pos)) continue;
+      if (s.id.back() == '*') {
+        rs->symptom_prefix.emplace_back(s.id, std::move(s.attrs));
+      } else {
+        rs->symptom_exact[s.id] = std::move(s.attrs);
+      }
+    }
+    for (auto& x : f.extractors) {
+      if (unique_id(x.rule.id, x.rule.id, x.id_pos)) r.to_compile.push_back(std::move(x));
+    }
+    for (auto& m : f.metric_extractors) {
+      if (unique_id(m.rule.id, m.rule.id, m.id_pos)) rs->metric_extractors.push_back(std::move(m.rule));
+    }
+    for (auto& rf : f.refiners) {
+      if (unique_id(rf.rule.id, rf.rule.id, rf.id_pos)) rs->refiners.push_back(std::move(rf.rule));
+    }
+  }
+  r.read.clear();
+  // Rules of other languages: ids unique with the YAML ones, known phases, a field hook's
+  // extractor defined (in any file).
+  static const std::set<std::string> kPhaseNames = {"EARLY", "DEFAULT", "LATE", "FINAL", "POST_OUTCOME"};
+  std::set<std::string> extractor_ids;
+  for (const auto& x : r.to_compile) extractor_ids.insert(x.rule.id);
+  for (auto& e : r.external) {
+    const Position& at = e.where;
+    auto fail = [&](std::string msg) { r.messages.errors.push_back({at.file, at.line, at.column, std::move(msg)}); };
+    if (!unique_id(e.id, e.id, at)) continue;
+    if (e.kind == ExternalRule::Kind::kRefiner) {
+      if (!kPhaseNames.count(e.phase)) {
+        fail(fmt::format("rule '{}': unknown phase '{}' (EARLY, DEFAULT, LATE, FINAL, POST_OUTCOME)", e.id, e.phase));
+        continue;
+      }
+      if (!e.refiner) {
+        fail(fmt::format("rule '{}': no function", e.id));
+        continue;
+      }
+    } else {
+      if (!extractor_ids.count(e.extractor)) {
+        fail(fmt::format("field hook '{}': no extractor '{}' in the rules", e.id, e.extractor));
+        continue;
+      }
+      if (!e.hook) {
+        fail(fmt::format("rule '{}': no function", e.id));
+        continue;
+      }
+    }
+    rs->external_rules.push_back(std::move(e));
+  }
+  r.external.clear();
   auto resolve = [&](std::optional<CatalogRef>& ref, const Position& pos) {
     if (!ref) return;
     for (size_t i = 0; i < rs->catalogs.size(); ++i) {
@@ -825,14 +956,92 @@ LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compi
         return;
       }
     }
-    result.errors.push_back(
-        {pos.file, pos.line, pos.column, fmt::format("unknown catalog '{}'", ref->name)});
+    r.messages.errors.push_back({pos.file, pos.line, pos.column, fmt::format("unknown catalog '{}'", ref->name)});
   };
-  for (auto& x : rs->extractors) resolve(x.catalog, x.pos);
+  for (auto& x : r.to_compile) resolve(x.rule.catalog, x.rule.pos);
   for (auto& m : rs->metric_extractors) resolve(m.catalog, m.pos);
   std::stable_sort(rs->symptom_prefix.begin(), rs->symptom_prefix.end(),
                    [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-  std::string digest = sha256_hex(files);
+  r.collected = std::move(rs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 3: compiling. Each extractor's pattern into RE2 (its templates, catalog key and fields
+// must name its captures), then one Vectorscan database per observation kind (or the cached
+// ones), scratch space and the summary.
+
+namespace {
+
+bool compile_extractor(ExtractorRecord& rec, LoadResult& result) {
+  Extractor& x = rec.rule;
+  auto fail = [&](const Position& at, std::string msg) {
+    result.errors.push_back({at.file, at.line, at.column, std::move(msg)});
+    return false;
+  };
+  RE2::Options opts;
+  opts.set_encoding(RE2::Options::EncodingLatin1);
+  opts.set_case_sensitive(!x.case_insensitive);
+  opts.set_log_errors(false);
+  x.re = std::make_unique<RE2>(x.pattern, opts);
+  if (!x.re->ok()) return fail(rec.pattern_pos, fmt::format("extractor '{}': bad pattern: {}", x.id, x.re->error()));
+  x.group_names.assign(static_cast<size_t>(x.re->NumberOfCapturingGroups()) + 1, "");
+  for (const auto& [name, idx] : x.re->NamedCapturingGroups()) x.group_names[idx] = name;
+  std::set<std::string> captures(x.group_names.begin(), x.group_names.end());
+  captures.erase("");
+  for (const auto& [key, tmpl] : std::initializer_list<std::pair<const char*, const Template*>>{
+           {"symptom", &x.symptom}, {"node", &x.node}, {"rank", &x.rank}, {"gpu", &x.gpu}}) {
+    for (const auto& p : tmpl->pieces) {
+      if (p.is_field && !captures.count(p.text)) {
+        return fail(rec.template_pos[key],
+                    fmt::format("extractor '{}': {} uses {{{}}} but the pattern has no such named capture", x.id,
+                                key, p.text));
+      }
+    }
+  }
+  if (x.catalog) {
+    for (const auto& p : x.catalog->key.pieces) {
+      if (p.is_field && !captures.count(p.text)) {
+        return fail(rec.template_pos["catalog"], fmt::format("catalog key uses {{{}}}, not a named capture", p.text));
+      }
+    }
+  }
+  for (size_t i = 0; i < x.fields.size(); ++i) {
+    if (!captures.count(x.fields[i])) {
+      return fail(rec.field_pos[i], fmt::format("field '{}' is not a named capture", x.fields[i]));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// Messages of every step in file order, then line and column (the steps find them in their own
+// order); messages without a file last.
+void sort_messages(const std::vector<RuleText>& files, std::vector<LoadMessage>& messages) {
+  std::map<std::string, size_t> order;
+  for (size_t i = 0; i < files.size(); ++i) order.emplace(files[i].name, i);
+  auto key = [&](const LoadMessage& m) {
+    auto it = order.find(m.file);
+    return std::make_tuple(it == order.end() ? files.size() : it->second, m.line, m.column);
+  };
+  std::stable_sort(messages.begin(), messages.end(),
+                   [&](const LoadMessage& x, const LoadMessage& y) { return key(x) < key(y); });
+}
+
+}  // namespace
+
+LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache) {
+  collect_rules(records);
+  RuleRecords::Impl& r = *records.impl_;
+  LoadResult result = std::move(r.messages);
+  std::shared_ptr<RuleSet> rs = std::move(r.collected);
+  for (auto& x : r.to_compile) {
+    if (compile_extractor(x, result)) rs->extractors.push_back(std::move(x.rule));
+  }
+  r.to_compile.clear();
+  std::string digest = sha256_hex(r.files);
   if (result.errors.empty() && (compiled_cache.empty() || !load_cached_databases(*rs, digest, compiled_cache)))
     compile_databases(*rs, result);
   if (result.errors.empty()) {
@@ -843,10 +1052,12 @@ LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compi
       }
     }
   }
+  sort_messages(r.files, result.errors);
+  sort_messages(r.files, result.warnings);
   if (!result.errors.empty()) return result;
   RuleSetInfo& info = rs->info;
   info.digest = digest;
-  info.files = files.size();
+  info.files = r.files.size();
   info.extractors = rs->extractors.size();
   info.metric_extractors = rs->metric_extractors.size();
   info.catalogs = rs->catalogs.size();
@@ -857,8 +1068,25 @@ LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compi
     info.prefilter_patterns += x.prefilter ? 1 : 0;
   }
   for (const auto& m : rs->metric_extractors) info.fixtures += m.fixtures.size();
+  for (size_t i = 0; i < rs->external_rules.size(); ++i) {
+    const ExternalRule& e = rs->external_rules[i];
+    if (e.kind == ExternalRule::Kind::kFieldHook) {
+      rs->field_hooks[e.extractor].push_back(i);
+      ++info.field_hooks;
+    } else {
+      ++info.external_refiners;
+    }
+    info.fixtures += e.fixtures.size();
+  }
   result.rules = std::move(rs);
   return result;
+}
+
+LoadResult load_rules(const std::vector<RuleText>& files, std::string_view compiled_cache) {
+  RuleRecords records;
+  for (const auto& f : files) read_rules(f, records);
+  collect_rules(records);
+  return compile_rules(std::move(records), compiled_cache);
 }
 
 RuleSetInfo describe(const RuleSet& rules) { return rules.info; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attribution/engine.h"
+#include "attribution/rule_extension.h"
 #include "attribution/rules.h"
 
 namespace attribution {
@@ -54,12 +55,6 @@ struct SymptomAttrs {
   bool terminal = false;
   std::map<std::string, std::string> extra;  // catalog columns (action, class, mnemonic ...)
   bool resolved = false;
-};
-
-struct Position {
-  std::string file;
-  int line = 0;
-  int column = 0;
 };
 
 struct Fixture {
@@ -166,6 +161,10 @@ class RuleSet {
   std::map<std::string, SymptomAttrs> symptom_exact;
   std::vector<std::pair<std::string, SymptomAttrs>> symptom_prefix;  // longest prefix first
   std::vector<Refiner> refiners;
+  // Rules in other languages (rule_extension.h), in load order; field hooks by extractor id
+  // (indices into external_rules).
+  std::vector<ExternalRule> external_rules;
+  std::map<std::string, std::vector<size_t>> field_hooks;
   // One Vectorscan database per observation kind, over the extractors that apply to that kind.
   std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
   bool from_cache = false;

@@ -59,6 +59,10 @@ void build_items(Analysis& a) {
       if (r != a.context.ranks.end()) it.key.node = r->second;
     }
     it.rec = &rec;
+    if (!a.rules.field_hooks.empty() && !rec.evidence.empty()) {
+      auto hooks = a.rules.field_hooks.find(rec.evidence.front().rule);
+      if (hooks != a.rules.field_hooks.end()) it.rec = apply_field_hooks(a, it.key, rec, hooks->second);
+    }
     // Attributes depend on the symptom id and the catalog capture only: one shared copy per
     // distinct (id, catalog, catalog key), not one per item.
     auto cat = rec.fields.find("_catalog");
@@ -99,6 +103,12 @@ void run_phase(Phase phase, Analysis& a) {
     if (r.phase != phase) continue;
     if (r.builtin.empty()) run_declarative_refiner(r, a);
     else run_builtin_refiner(r, a);
+  }
+  // Refiners in other languages run after the YAML and built-in ones of the phase, in load order.
+  static constexpr std::string_view kPhaseNames[] = {"EARLY", "DEFAULT", "LATE", "FINAL", "POST_OUTCOME"};
+  std::string_view name = kPhaseNames[static_cast<int>(phase)];
+  for (const ExternalRule& r : a.rules.external_rules) {
+    if (r.kind == ExternalRule::Kind::kRefiner && r.phase == name) run_external_refiner(r, name, a);
   }
 }
 
@@ -500,7 +510,9 @@ Verdict Session::attribute() const {
   build_items(a);
   for (Phase p : {Phase::kEarly, Phase::kDefault, Phase::kLate, Phase::kFinal}) run_phase(p, a);
   Outcome o = decide(a);
+  a.outcome = &o;
   run_phase(Phase::kPostOutcome, a);
+  apply_rule_outcomes(a, o);
   Verdict v;
   v.outcome = o.outcome;
   v.domain = o.domain;

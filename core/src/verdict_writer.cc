@@ -317,6 +317,15 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
                        {"observations", r.observations}, {"bytes", r.bytes}});
   }
   v["connector_reports"] = reports;
+  // Rules in another language that failed (only when one did: verdicts without them keep their bytes).
+  if (!a.rule_reports.empty()) {
+    json rule_reports = json::array();
+    for (const auto& r : a.rule_reports) {
+      rule_reports.push_back({{"rule", r.rule}, {"file", r.file}, {"line", r.line}, {"status", r.status},
+                              {"message", r.message}, {"failures", r.failures}});
+    }
+    v["rule_reports"] = rule_reports;
+  }
   v["engine"] = {{"version", std::string(engine_version())}, {"rules_digest", a.rules.info.digest}};
   const Extraction& x = a.extraction;
   v["input"] = {{"lines", x.lines_scanned},

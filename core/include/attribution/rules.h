@@ -31,7 +31,19 @@ struct LoadMessage {
   std::string to_string() const;  // "file:line:column: message"
 };
 
+// Where a rule is written (1-based; 0 when unknown).
+struct Position {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+// Files in a rules directory that are data for rules in another language, not YAML rules:
+// *.csv, *.json, *.data.yaml, *.data.yml. They join the digest; read_rules() does not parse them.
+bool is_rule_data_file(std::string_view name);
+
 class RuleSet;
+struct ExternalRule;  // attribution/rule_extension.h
 
 struct LoadResult {
   std::shared_ptr<const RuleSet> rules;  // null when errors is non-empty
@@ -40,8 +52,47 @@ struct LoadResult {
   bool ok() const { return rules != nullptr; }
 };
 
+// Loading runs in three steps (the shape of Falco's rule loader); load_rules() runs them in order,
+// and a caller that adds rules in another language runs them itself:
+//   1. read     one file's text → rule records with their positions (read_rules, YAML). Only what
+//               one rule alone can show is checked: shape, keys, values, templates, fixtures.
+//   2. collect  every file's records → one validated collection: ids unique across files,
+//               catalog references resolved by name (collect_rules).
+//   3. compile  the collection → an immutable RuleSet: patterns compiled by RE2 with their
+//               templates checked against the captures, Vectorscan databases built or taken from
+//               the cache, the summary and digest (compile_rules).
+// Messages of every step accumulate in the records and come back in the LoadResult.
+// Thread-safety: a RuleRecords is used by one thread at a time.
+class RuleRecords {
+ public:
+  RuleRecords();
+  ~RuleRecords();
+  RuleRecords(RuleRecords&&) noexcept;
+  RuleRecords& operator=(RuleRecords&&) noexcept;
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  friend void read_rules(const RuleText& file, RuleRecords& records);
+  friend void collect_rules(RuleRecords& records);
+  friend LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache);
+  friend void add_external_rule(RuleRecords& records, ExternalRule rule);
+  friend void add_rule_source(RuleRecords& records, const RuleText& file);
+  friend void add_load_error(RuleRecords& records, LoadMessage message);
+  friend void add_load_warning(RuleRecords& records, LoadMessage message);
+};
+
+// Step 1: reads one YAML rules file into `records` (the file also joins the digest, in call order).
+// A *.py file is an error here (Python rules load through attribution_rules_python, which reads
+// them itself); a data file (is_rule_data_file) only joins the digest.
+void read_rules(const RuleText& file, RuleRecords& records);
+// Step 2: collects what was read. Idempotent; compile_rules() runs it when the caller did not.
+void collect_rules(RuleRecords& records);
+// Step 3: compiles the collection. `compiled_cache` as for load_rules(). Never throws.
+LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache = {});
+
 // Loads and compiles rule files, in the given order (order matters for precedence ties and for
-// refiners within a phase). Never throws.
+// refiners within a phase): read_rules() for each, collect_rules(), compile_rules(). Never throws.
 //
 // `compiled_cache`, when not empty, is the output of serialize_compiled() for the same files: the
 // Vectorscan databases are then deserialized instead of compiled (compiling is the fixed start-up
@@ -67,6 +118,8 @@ struct RuleSetInfo {
   size_t refiners = 0;
   size_t fixtures = 0;
   size_t prefilter_patterns = 0;  // compiled in Vectorscan prefilter mode (RE2 confirms)
+  size_t external_refiners = 0;   // refiners in another language (Python)
+  size_t field_hooks = 0;
 };
 RuleSetInfo describe(const RuleSet& rules);
 
