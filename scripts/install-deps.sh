@@ -12,12 +12,13 @@ BUILD_PACKAGES=(
   libcpp-httplib-dev libcurl4-openssl-dev libcli11-dev libfmt-dev libspdlog-dev libexpected-dev
   libsqlite3-dev sqlite3 libpq-dev libpqxx-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml
+  libpython3.11-dev pybind11-dev
 )
 TEST_PACKAGES=(
   ripgrep wrk time clang-16 libclang-rt-16-dev
   slurm-wlm slurmdbd mariadb-server munge
-  postgresql-15 prometheus chromium
-  python3-matplotlib yamllint jq openssl systemd
+  postgresql-15 haproxy prometheus chromium
+  python3-matplotlib python3-jsonschema sqlite3 yamllint jq openssl systemd
   curl file dpkg-dev man-db groff-base
 )
 

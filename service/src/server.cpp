@@ -289,6 +289,12 @@ struct Service::Impl {
     if (p.status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"attribution\"");
   }
 
+  // Whether a request body follows the headers (a Content-Length above 0, or chunked).
+  static bool has_body(const httplib::Request& req) {
+    return req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos ||
+           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+  }
+
   // Marks the connection for closing (used when the request body was not fully read).
   static void close_after(httplib::Response& res) { res.set_header("Connection", "close"); }
 
@@ -298,7 +304,8 @@ struct Service::Impl {
   // and a client still writing its body then gets a broken connection instead of the answer; on
   // a kept-alive connection the bytes would be parsed as the next request. Returns false (and
   // marks the connection for closing) when the body could not be drained.
-  bool discard_body(const httplib::ContentReader& reader, httplib::Response& res) {
+  bool discard_body(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res) {
+    if (!has_body(req)) return true;  // httplib would otherwise read a body-less POST until the peer closes
     auto deadline = (t_start == Clock::time_point{} ? Clock::now() : t_start) +
                     std::chrono::seconds(cfg.request_timeout_s);
     uint64_t total = 0;
@@ -1021,13 +1028,13 @@ struct Service::Impl {
       if (t_early.status != 0) {
         EarlyAnswer early = std::move(t_early);
         t_early = {};
-        discard_body(reader, res);
+        discard_body(req, reader, res);
         close_after(res);
         problem(res, req, {early.status, early.code, early.detail});
         return;
       }
       (this->*fn)(req, res, &tracked);
-      if (!consumed && res.status != 413) discard_body(reader, res);
+      if (!consumed && res.status != 413) discard_body(req, reader, res);
     });
     server->Post(pattern, [this, fn](const httplib::Request& req, httplib::Response& res) {
       (this->*fn)(req, res, nullptr);
@@ -1079,9 +1086,7 @@ struct Service::Impl {
       t_early = {};
       // A request with a body on a POST route is answered by the route's wrapper once the body
       // is drained (see post()); anything else is answered here.
-      bool body_follows = req.method == "POST" &&
-                          (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos ||
-                           (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0"));
+      bool body_follows = req.method == "POST" && has_body(req);
       if (t_shed) {
         if (body_follows) {
           t_early = {429, "overloaded", "too many connections are waiting; retry later"};

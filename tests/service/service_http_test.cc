@@ -3,6 +3,7 @@
 // overload, concurrent clients, bearer auth.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,6 +22,7 @@
 #include "attribution/edge/rules_dir.h"
 #include "log.h"
 #include "server.h"
+#include "store.h"
 
 namespace attribution::service {
 namespace {
@@ -455,6 +457,33 @@ std::string read_all(int fd) {
   return out;
 }
 
+// A POST without Content-Length or chunking carries no body (curl -X POST sends none): it is
+// answered at once, not after waiting for a body until the read timeout.
+TEST(ServiceHttp, PostWithoutBodyIsAnsweredAtOnce) {
+  const auto& w = sample();
+  TempDir dir;
+  Config cfg = base_config(dir);
+  cfg.read_timeout_s = 60;
+  Running svc(cfg);
+  ASSERT_EQ(svc.error(), "");
+  auto c = svc.client();
+  std::string id = create_session(c, w.context_json);
+  for (const std::string& path : std::vector<std::string>{"/v2/sessions/" + id + "/attribute",
+                                                          "/v2/sessions/no-such-session/attribute"}) {
+    int fd = connect_loopback(svc.port());
+    ASSERT_GE(fd, 0);
+    auto start = std::chrono::steady_clock::now();
+    std::string req = "POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ::send(fd, req.data(), req.size(), 0);
+    std::string answer = read_all(fd);
+    ::close(fd);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(secs, 30.0) << path << " waited for a body that never comes";
+    EXPECT_EQ(answer.rfind(path.find("no-such") == std::string::npos ? "HTTP/1.1 200" : "HTTP/1.1 404", 0), 0u)
+        << answer.substr(0, 200);
+  }
+}
+
 TEST(ServiceHttp, SlowBodyTimesOutWith408) {
   const auto& w = sample();
   TempDir dir;
@@ -575,6 +604,121 @@ TEST(ServiceHttp, ShedRequestsAlwaysGetTheir429) {
   auto h = c0.Get("/v2/healthz");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->status, 200);
+}
+
+// A client batch id (Idempotency-Key) makes a retried POST a no-op that returns the original
+// acknowledgement: the session is created once, each batch stored once, the verdict computed once.
+TEST(ServiceHttp, IdempotencyKeyMakesRetriesNoOps) {
+  const auto& w = sample();
+  TempDir dir;
+  Running svc(base_config(dir));
+  ASSERT_EQ(svc.error(), "");
+  auto c = svc.client();
+  httplib::Headers k1{{"Idempotency-Key", "job-1"}};
+  std::string body = "{\"context\":" + w.context_json + "}";
+  auto s1 = c.Post("/v2/sessions", k1, body, "application/json");
+  auto s2 = c.Post("/v2/sessions", k1, body, "application/json");
+  ASSERT_TRUE(s1 && s2);
+  EXPECT_EQ(s1->status, 201);
+  EXPECT_EQ(s2->status, 201);
+  EXPECT_EQ(s1->body, s2->body);
+  EXPECT_FALSE(s1->has_header("Idempotent-Replayed"));
+  EXPECT_EQ(s2->get_header_value("Idempotent-Replayed"), "true");
+  std::string id = s1->body.substr(s1->body.find("\"id\":\"") + 6, 32);
+  // The same key with another context is refused.
+  auto other = c.Post("/v2/sessions", k1, "{\"context\":{\"id\":\"other\",\"scheduler\":\"slurm\"}}", "application/json");
+  expect_problem(other, 422, "idempotency_key_reused");
+
+  size_t half = w.observations.size() / 2;
+  httplib::Headers b1{{"Idempotency-Key", "job-1-b0"}}, b2{{"Idempotency-Key", "job-1-b1"}};
+  auto a1 = c.Post("/v2/sessions/" + id + "/observations", b1, ndjson(w.observations, 0, half), "application/x-ndjson");
+  auto again = c.Post("/v2/sessions/" + id + "/observations", b1, ndjson(w.observations, 0, half), "application/x-ndjson");
+  ASSERT_TRUE(a1 && again);
+  EXPECT_EQ(a1->status, 200);
+  EXPECT_EQ(again->status, 200);
+  EXPECT_EQ(a1->body, again->body);  // the original acknowledgement, session_observations included
+  EXPECT_EQ(again->get_header_value("Idempotent-Replayed"), "true");
+  auto a2 = c.Post("/v2/sessions/" + id + "/observations", b2, ndjson(w.observations, half, w.observations.size()),
+                   "application/x-ndjson");
+  ASSERT_TRUE(a2);
+  EXPECT_NE(a2->body.find("\"session_observations\":" + std::to_string(w.observations.size())), std::string::npos)
+      << a2->body;
+  // The retried batch was not stored twice: the verdict is the embedded engine's over each line once.
+  httplib::Headers v{{"Idempotency-Key", "job-1-v"}};
+  auto v1 = c.Post("/v2/sessions/" + id + "/attribute", v, "", "application/json");
+  // More evidence, then the same attribute key: the verdict stored under the key, not a new one.
+  c.Post("/v2/sessions/" + id + "/observations", ndjson(w.observations, 0, 10), "application/x-ndjson");
+  auto v2 = c.Post("/v2/sessions/" + id + "/attribute", v, "", "application/json");
+  ASSERT_TRUE(v1 && v2);
+  EXPECT_EQ(v1->body, embedded_verdict(w.observations));
+  EXPECT_EQ(v2->body, v1->body);
+  EXPECT_EQ(v2->get_header_value("X-Attribution-Verdict-Seq"), "1");
+  EXPECT_EQ(v2->get_header_value("Idempotent-Replayed"), "true");
+  auto info = c.Get("/v2/sessions/" + id);
+  EXPECT_NE(info->body.find("\"verdicts\":1"), std::string::npos) << info->body;
+  // A malformed key is refused before anything is stored.
+  httplib::Headers bad{{"Idempotency-Key", "no spaces allowed"}};
+  expect_problem(c.Post("/v2/sessions/" + id + "/observations", bad, ndjson(w.observations, 0, 1), "application/x-ndjson"),
+                 400, "invalid_idempotency_key");
+  // Once the session is closed its create key is free again: a new session.
+  ASSERT_EQ(c.Delete("/v2/sessions/" + id)->status, 204);
+  auto s3 = c.Post("/v2/sessions", k1, body, "application/json");
+  ASSERT_TRUE(s3);
+  EXPECT_EQ(s3->status, 201);
+  EXPECT_EQ(s3->body.find(id), std::string::npos);
+}
+
+// A session database written before batch numbers and idempotency keys (schema 1) is migrated
+// at start and its sessions still attribute to the same bytes.
+TEST(ServiceHttp, SchemaOneStoreIsMigrated) {
+  const auto& w = sample();
+  TempDir dir;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir.path() + "/sessions.db").c_str(), &db), SQLITE_OK);
+    const char* schema1 =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('schema', '1');"
+        "CREATE TABLE sessions(id TEXT PRIMARY KEY, context TEXT NOT NULL, created_ns INTEGER NOT NULL,"
+        "  updated_ns INTEGER NOT NULL, closed INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE batches(seq INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL,"
+        "  kind INTEGER NOT NULL, count INTEGER NOT NULL, payload BLOB NOT NULL);"
+        "CREATE TABLE verdicts(session_id TEXT NOT NULL, seq INTEGER NOT NULL, created_ns INTEGER NOT NULL,"
+        "  observations INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY(session_id, seq));";
+    ASSERT_EQ(sqlite3_exec(db, schema1, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "INSERT INTO sessions VALUES('s1', ?, 1, 1, 0)", -1, &st, nullptr);
+    sqlite3_bind_text(st, 1, w.context_json.c_str(), -1, SQLITE_TRANSIENT);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    size_t half = w.observations.size() / 2;
+    for (auto [from, to] : {std::pair<size_t, size_t>{0, half}, {half, w.observations.size()}}) {
+      std::vector<Observation> part(w.observations.begin() + static_cast<long>(from),
+                                    w.observations.begin() + static_cast<long>(to));
+      std::string blob = encode_observations(part);
+      sqlite3_prepare_v2(db, "INSERT INTO batches(session_id, kind, count, payload) VALUES('s1', 0, ?, ?)", -1, &st,
+                         nullptr);
+      sqlite3_bind_int64(st, 1, static_cast<int64_t>(part.size()));
+      sqlite3_bind_blob(st, 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+  }
+  Running svc(base_config(dir));
+  ASSERT_EQ(svc.error(), "");
+  auto c = svc.client();
+  auto info = c.Get("/v2/sessions/s1");
+  ASSERT_TRUE(info);
+  EXPECT_NE(info->body.find("\"observations\":" + std::to_string(w.observations.size())), std::string::npos)
+      << info->body;
+  auto v = c.Post("/v2/sessions/s1/attribute", "", "application/json");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->body, embedded_verdict(w.observations));
+  // New batches continue the numbering after the migrated ones.
+  auto more = c.Post("/v2/sessions/s1/observations", ndjson(w.observations, 0, 5), "application/x-ndjson");
+  ASSERT_TRUE(more);
+  EXPECT_EQ(more->status, 200) << more->body;
 }
 
 TEST(ServiceHttp, ConcurrentClientsLoseNothing) {
