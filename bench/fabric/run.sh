@@ -7,7 +7,8 @@
 #
 # Env: BIN (attribution-blueprint; default: build/blueprint/attribution-blueprint, then PATH),
 #      OUT (work directory, default /tmp/attribution-fabric-bench-<profile>), SEED (default 1),
-#      PAR (parallel `run` processes, default 2), RULES (default: the source tree's rules/).
+#      PAR (parallel `run` processes, default 2), RULES (default: the source tree's rules/),
+#      REUSE=1 (keep an already generated fleet of the same profile in OUT).
 # Steps: gen_fleet.py writes the topology (ibnetdiscover + YAML), one bundle per job and truth.json;
 # `topology import` stores the topology; `run --adapter static` analyses every bundle into the SQLite
 # store; `fleet fabric -o json` analyses the store; score.py compares the components it names with
@@ -31,7 +32,11 @@ py=/usr/bin/python3
 [[ -x $py ]] || py=python3
 
 t0=$(date +%s%N)
-$py "$here/gen_fleet.py" --out "$out" --profile "$profile" --seed "${SEED:-1}"
+if [[ ${REUSE:-0} == 1 && -f $out/truth.json ]] && grep -q "\"profile\": \"$profile\"" "$out/truth.json"; then
+  echo "reusing the fleet in $out (REUSE=1)" >&2
+else
+  $py "$here/gen_fleet.py" --out "$out" --profile "$profile" --seed "${SEED:-1}"
+fi
 t1=$(date +%s%N)
 db="$out/fleet.sqlite"
 rm -f "$db" "$db-wal" "$db-shm"
