@@ -40,7 +40,8 @@ std::string check(const Extraction& ex, const std::string& id, const Fixture& f)
     else if (k == "rank") got = hit->first.rank == kNoRank ? "" : std::to_string(hit->first.rank);
     else if (k == "gpu") got = hit->first.gpu;
     else {
-      auto it = hit->second.fields.find(k);
+      // "fabric.hca" checks the location the rule's fabric block recorded ("_fabric.hca").
+      auto it = hit->second.fields.find(k.rfind("fabric.", 0) == 0 ? "_" + k : k);
       got = it == hit->second.fields.end() ? "<absent>" : it->second;
     }
     if (got != want) return fmt::format("{}: expected '{}', got '{}'", k, want, got);

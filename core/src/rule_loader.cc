@@ -57,6 +57,11 @@ constexpr uint32_t kTextKindsMask =
     (1u << static_cast<int>(ObservationKind::kScheduler)) |
     (1u << static_cast<int>(ObservationKind::kK8sEvent));
 
+// Canonical fabric location keys (docs/fabric.md §2).
+const std::set<std::string> kFabricKeys = {"hca",        "hca_port", "iface",   "pci",     "peer",
+                                           "peer_gid",   "peer_lid", "local_gid", "switch_guid",
+                                           "switch_port", "switch", "counter", "value",   "nvswitch",
+                                           "nvlink",     "fm"};
 const std::set<std::string> kDomains = {"gpu",     "network",     "node",    "storage",
                                         "scheduler", "application", "unknown", "none"};
 const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_xid",
@@ -380,10 +385,36 @@ class Reader {
     return ref;
   }
 
+  // `fabric: {hca: "{hca}", peer: "{peer}"}` (docs/fabric.md §2): canonical keys only. A
+  // placeholder that the line does not capture leaves that key out (fixtures check the keys).
+  bool parse_fabric(const std::string& file, const YAML::Node& n, std::vector<std::pair<std::string, Template>>& out) {
+    YAML::Node f = n["fabric"];
+    if (!f) return true;
+    if (!f.IsMap()) {
+      error(file, f.Mark(), "fabric must be a mapping of location key → template");
+      return false;
+    }
+    for (const auto& kv : f) {
+      const std::string key = kv.first.Scalar();
+      if (!kFabricKeys.count(key)) {
+        error(file, kv.first.Mark(), fmt::format("unknown fabric key '{}' (one of: {})", key, fmt::join(kFabricKeys, ", ")));
+        return false;
+      }
+      if (!kv.second.IsScalar()) {
+        error(file, kv.second.Mark(), fmt::format("fabric.{} must be a template string", key));
+        return false;
+      }
+      auto t = parse_template(file, kv.second, kv.second.Scalar());
+      if (!t) return false;
+      out.emplace_back(key, std::move(*t));
+    }
+    return true;
+  }
+
   void load_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "kinds", "pattern", "case_insensitive", "precedence",
-                     "symptom", "catalog", "node", "rank", "gpu", "fields", "fixtures"},
+                     "symptom", "catalog", "node", "rank", "gpu", "fields", "fabric", "fixtures"},
                     "extractor"))
       return;
     ExtractorRecord rec;
@@ -452,6 +483,7 @@ class Reader {
         rec.field_pos.push_back(position(file, v.Mark()));
       }
     }
+    if (!parse_fabric(file, n, x.fabric)) return;
     x.fixtures = parse_fixtures(file, n["fixtures"], "line");
     bool has_positive = std::any_of(x.fixtures.begin(), x.fixtures.end(),
                                     [](const Fixture& f) { return !f.expect_none; });
@@ -465,7 +497,7 @@ class Reader {
   void load_metric_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "metric", "when", "symptom", "catalog", "node",
-                     "node_fallback", "gpu", "evidence", "fixtures"},
+                     "node_fallback", "gpu", "evidence", "fabric", "fixtures"},
                     "metric extractor"))
       return;
     MetricRecord rec;
@@ -515,6 +547,7 @@ class Reader {
       if (!m.catalog) return;
     }
     m.indirect = scalar(file, n, "evidence", false).value_or("indirect") == "indirect";
+    if (!parse_fabric(file, n, m.fabric)) return;
     m.fixtures = parse_fixtures(file, n["fixtures"], "sample");
     if (m.fixtures.empty()) {
       error(file, n.Mark(), fmt::format("metric extractor '{}' needs at least one fixture", m.id));

@@ -83,6 +83,9 @@ struct Extractor {
   Template symptom, node, rank, gpu;
   std::optional<CatalogRef> catalog;
   std::vector<std::string> fields;  // empty = all named captures
+  // Where in the fabric the symptom points (docs/fabric.md §2): canonical key → template, kept
+  // with the symptom's fields as "_fabric.<key>".
+  std::vector<std::pair<std::string, Template>> fabric;
   std::vector<Fixture> fixtures;
   bool prefilter = false;  // compiled by Vectorscan in prefilter mode
 };
@@ -98,6 +101,7 @@ struct MetricExtractor {
   std::vector<Template> node_fallback;
   std::optional<CatalogRef> catalog;
   bool indirect = false;
+  std::vector<std::pair<std::string, Template>> fabric;  // as Extractor::fabric, over {label.X} / {value}
   std::vector<Fixture> fixtures;
 };
 

@@ -322,6 +322,9 @@ struct Scanner::Impl {
         fields["_catalog_key"] = cat_key;
       }
     }
+    for (const auto& [fkey, tmpl] : x.fabric) {
+      if (tmpl.render(lookup, value)) fields["_fabric." + fkey] = value;
+    }
     if (!x.fields.empty()) {
       for (auto it = fields.begin(); it != fields.end();) {
         bool keep = it->first[0] == '_' ||
@@ -588,6 +591,9 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
       key.rank = obs.rank;
       if (!x.gpu.empty() && x.gpu.render(lookup, value)) key.gpu = detail::normalize_gpu(value);
       std::map<std::string, std::string> fields = vars;
+      for (const auto& [fkey, tmpl] : x.fabric) {
+        if (tmpl.render(lookup, value)) fields["_fabric." + fkey] = value;
+      }
       if (x.catalog) {
         std::string cat_key;
         if (x.catalog->key.render(lookup, cat_key)) {

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 
 #include "analysis.h"
 #include "attribution/codec.h"
@@ -105,6 +108,84 @@ std::string role_of(const Analysis& a, const Outcome& o, int i) {
   if (it.explained_by >= 0) return "explained";
   if (it.attrs->role == "context") return "context";
   return it.attrs->role == "victim" ? "unexplained_victim" : "unexplained_cause";
+}
+
+// Where in the fabric the evidence points (docs/fabric.md §2): one entry per (symptom, node) whose
+// rule recorded a location (`_fabric.*` fields), and the open fleet findings a network verdict's
+// hosts share a component with. Absent when there is neither (such verdicts keep their bytes).
+constexpr size_t kMaxFabricEvidence = 64;
+constexpr std::string_view kFabricPrefix = "_fabric.";
+constexpr std::string_view kFleetFindingSymptom = "fabric.fleet_finding";
+
+void write_fabric(const Analysis& a, const Outcome& o, json& v) {
+  std::vector<int> located;
+  std::vector<int> findings;
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (it.filtered) continue;
+    if (it.key.id == kFleetFindingSymptom) {
+      findings.push_back(i);
+      continue;
+    }
+    auto f = it.rec->fields.lower_bound(std::string(kFabricPrefix));
+    if (f != it.rec->fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0) located.push_back(i);
+  }
+  const bool fabric_verdict = o.domain == "network" || o.outcome == "gpu.nvlink";
+  if (located.empty() && (findings.empty() || !fabric_verdict)) return;
+  std::stable_sort(located.begin(), located.end(), [&](int x, int y) {
+    TimeNs tx = sort_time(a.items[x].first()), ty = sort_time(a.items[y].first());
+    if (tx != ty) return tx < ty;
+    return a.items[x].key < a.items[y].key;
+  });
+  json evidence = json::array();
+  std::map<std::pair<std::string, std::string>, size_t> seen;  // (symptom, node) → index in evidence
+  for (int i : located) {
+    const Item& it = a.items[i];
+    auto known = seen.find(std::make_pair(it.key.id, it.key.node));
+    if (known != seen.end()) {
+      json& e = evidence[known->second];
+      e["count"] = e["count"].get<uint64_t>() + it.rec->count;
+      continue;
+    }
+    if (evidence.size() >= kMaxFabricEvidence) continue;
+    seen.emplace(std::make_pair(it.key.id, it.key.node), evidence.size());
+    json location = json::object();
+    for (auto f = it.rec->fields.lower_bound(std::string(kFabricPrefix));
+         f != it.rec->fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0; ++f)
+      location[f->first.substr(kFabricPrefix.size())] = f->second;
+    json e = {{"symptom", it.key.id},
+              {"node", it.key.node},
+              {"role", role_of(a, o, i)},
+              {"domain", it.attrs->domain},
+              {"count", it.rec->count},
+              {"first_seen", time_json(it.first())},
+              {"location", location}};
+    if (!it.rec->evidence.empty()) {
+      const EvidenceLine& line = it.rec->evidence.front();
+      e["source"] = line.source;
+      e["line"] = line.line;
+      e["text"] = line.text;
+    }
+    evidence.push_back(std::move(e));
+  }
+  json candidates = json::array();
+  if (fabric_verdict) {
+    std::set<std::tuple<std::string, std::string, std::string>> listed;  // (finding, component, node)
+    std::map<std::tuple<std::string, std::string, std::string>, std::string> confidence;
+    for (int i : findings) {
+      const Item& it = a.items[i];
+      auto key = std::make_tuple(it.field("finding"), it.field("component"), it.key.node);
+      if (std::get<0>(key).empty()) continue;
+      listed.insert(key);
+      confidence[key] = it.field("confidence");
+    }
+    for (const auto& key : listed)
+      candidates.push_back({{"finding", std::get<0>(key)},
+                            {"component", std::get<1>(key)},
+                            {"node", std::get<2>(key)},
+                            {"confidence", confidence[key]}});
+  }
+  v["fabric"] = {{"evidence", std::move(evidence)}, {"candidates", std::move(candidates)}};
 }
 
 }  // namespace
@@ -349,6 +430,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
                             {"first", {{"source", u->source}, {"line", u->line}}}});
   }
   v["unrecognized"] = unrecognized;
+  write_fabric(a, o, v);
   return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
