@@ -27,8 +27,12 @@ for src in "${CORE[@]}"; do
 done
 export ATTRIBUTION_RULES_DIR="$ROOT/rules"
 status=0
-for target in scanner_fuzz parsers_fuzz; do
-  "$CXX" "${FLAGS[@]}" "$ROOT/fuzz/$target.cc" "${objs[@]}" "${LIBS[@]}" -o "$WORK/$target"
+# The fabric topology parser (blueprint/src/fabric, engine-free but for the codec's times).
+FABRIC=("$ROOT"/blueprint/src/fabric/topology.cc "$ROOT"/blueprint/src/fabric/resolve.cc)
+for target in scanner_fuzz parsers_fuzz fabric_fuzz; do
+  extra=()
+  [[ $target == fabric_fuzz ]] && extra=(-I"$ROOT/blueprint/src" "${FABRIC[@]}")
+  "$CXX" "${FLAGS[@]}" "$ROOT/fuzz/$target.cc" "${extra[@]}" "${objs[@]}" "${LIBS[@]}" -o "$WORK/$target"
   mkdir -p "$WORK/corpus-$target"
   # Inputs that once crashed a target run first, as regressions.
   if [[ -d "$ROOT/fuzz/regressions/$target" ]]; then
@@ -40,7 +44,9 @@ for target in scanner_fuzz parsers_fuzz; do
     fi
   fi
   # Seed with sample logs / manifests so the fuzzer starts from real shapes.
-  if [[ $target == scanner_fuzz ]]; then
+  if [[ $target == fabric_fuzz ]]; then
+    for f in "$ROOT"/tests/blueprint/fabric/data/*; do printf '\001' | cat - "$f" > "$WORK/corpus-$target/$(basename "$f")"; done
+  elif [[ $target == scanner_fuzz ]]; then
     find "$ROOT/samples" -name '*.log' -size -64k | head -20 | xargs -I{} cp {} "$WORK/corpus-$target/" 2>/dev/null || true
   else
     for f in "$ROOT"/samples/*/workload.yaml; do printf '\001' | cat - "$f" > "$WORK/corpus-$target/$(basename "$(dirname "$f")").yaml"; done

@@ -5,11 +5,13 @@
 #include <signal.h>
 
 #include <charconv>
+#include <mutex>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
+#include "fabric/store_fabric.h"
 #include "web/assets.h"
 #include "web/reader.h"
 #include "web/web.h"
@@ -201,6 +203,54 @@ int run_web(const WebOptions& options, std::ostream& out, std::ostream& err) {
           }));
   svr.Get("/api/fleet", guarded([&](const httplib::Request& req, httplib::Response& res) {
             send_json(res, 200, db.fleet(filter_of(req), int_param(req, "limit", 100, 1, 1000)));
+          }));
+  // Fabric (docs/fabric.md §6): topology, fleet findings, a component's runs. The fabric store is
+  // opened read-only on first use (an older store without the fabric tables answers 404).
+  std::mutex fabric_mu;
+  std::unique_ptr<FabricStore> fabric_store;
+  auto with_fabric = [&](auto fn) {
+    std::lock_guard<std::mutex> lock(fabric_mu);
+    if (!fabric_store) fabric_store = open_fabric_store(options.db, options.postgres, true);
+    return fn(*fabric_store);
+  };
+  auto time_param = [](const httplib::Request& req, const char* name, int64_t def) {
+    std::string v = param(req, name);
+    if (v.empty()) return def;
+    int64_t ns = 0;
+    if (!parse_time_ns(v, ns)) throw BadRequest(std::string("'") + name + "' is not a time (RFC 3339 or ns)");
+    return ns;
+  };
+  svr.Get("/api/fabric/topology", guarded([&](const httplib::Request& req, httplib::Response& res) {
+            int64_t at = time_param(req, "at", INT64_MAX);
+            with_fabric([&](FabricStore& fs) {
+              std::string error;
+              auto t = fs.topology_at(at, error);
+              if (!t) return send_error(res, 404, "not_found", error.empty() ? "no topology stored" : error);
+              send_json(res, 200, t->to_json());
+            });
+          }));
+  svr.Get("/api/fabric/findings", guarded([&](const httplib::Request& req, httplib::Response& res) {
+            std::string status = param(req, "status");
+            if (status != "" && status != "open" && status != "all") throw BadRequest("'status' is open or all");
+            with_fabric([&](FabricStore& fs) {
+              json findings;
+              std::string error;
+              if (!fs.list_findings(status == "all" ? "" : "open", findings, error))
+                return send_error(res, 404, "not_found", error);
+              send_json(res, 200, {{"findings", std::move(findings)}});
+            });
+          }));
+  svr.Get("/api/fabric/component", guarded([&](const httplib::Request& req, httplib::Response& res) {
+            std::string id = param(req, "id");
+            if (id.empty()) throw BadRequest("'id' (a component id) is required");
+            int64_t from = time_param(req, "from", INT64_MIN), to = time_param(req, "to", INT64_MAX);
+            int limit = int_param(req, "limit", 100, 1, 1000);
+            with_fabric([&](FabricStore& fs) {
+              json body;
+              std::string error;
+              if (!component_runs(fs, id, from, to, limit, body, error)) return send_error(res, 404, "not_found", error);
+              send_json(res, 200, body);
+            });
           }));
   svr.Get(R"(/api/.*)", guarded([](const httplib::Request& req, httplib::Response& res) {
             send_error(res, 404, "not_found", "no API route " + req.path);

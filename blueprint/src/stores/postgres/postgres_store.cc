@@ -6,6 +6,7 @@
 
 #include <pqxx/pqxx>
 
+#include "fabric/store_fabric.h"
 #include "stores/store.h"
 
 namespace attribution::blueprint {
@@ -49,6 +50,7 @@ const std::vector<Migration>& pg_migrations() {
 ))",
         "CREATE INDEX IF NOT EXISTS run_nodes_node ON run_nodes (node)",
         "CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)"}},
+      {2, fabric_pg_migration()},  // docs/fabric.md §4
   };
   return m;
 }
@@ -111,6 +113,13 @@ RETURNING id)",
       for (const auto& n : r.nodes)
         tx.exec_params0("INSERT INTO run_nodes (run_id, node, gpu, role) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
                         run_id, n.node, n.gpu, n.role);
+      RunFabricRow f = make_run_fabric_row(record);
+      tx.exec_params0(
+          "INSERT INTO run_fabric (run_id, end_ns, job_id, user_name, hosts, failed, fabric, outcome, evidence) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id) DO UPDATE SET end_ns = EXCLUDED.end_ns, "
+          "job_id = EXCLUDED.job_id, user_name = EXCLUDED.user_name, hosts = EXCLUDED.hosts, failed = EXCLUDED.failed, "
+          "fabric = EXCLUDED.fabric, outcome = EXCLUDED.outcome, evidence = EXCLUDED.evidence",
+          run_id, f.end_ns, f.job_id, f.user_name, f.hosts, f.failed, f.fabric, f.outcome, f.evidence);
       tx.commit();
     });
   }

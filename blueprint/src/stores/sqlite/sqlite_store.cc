@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "fabric/store_fabric.h"
 #include "stores/store.h"
 
 namespace attribution::blueprint {
@@ -49,6 +50,7 @@ const std::vector<Migration>& sqlite_migrations() {
 ))",
         "CREATE INDEX IF NOT EXISTS run_nodes_node ON run_nodes (node)",
         "CREATE TABLE IF NOT EXISTS cursors (name TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TEXT NOT NULL)"}},
+      {2, fabric_sqlite_migration()},  // docs/fabric.md §4
   };
   return m;
 }
@@ -104,7 +106,7 @@ class SqliteStore : public VerdictStore {
   bool put(const RunRecord& record, int64_t& run_id, std::string& error) override {
     RunRow r = make_run_row(record);
     if (!exec("BEGIN IMMEDIATE", error)) return fail(error);
-    bool ok = put_locked(r, run_id, error);
+    bool ok = put_locked(r, run_id, error) && sqlite_put_run_fabric(db_, run_id, record, error);
     std::string e2;
     if (!exec(ok ? "COMMIT" : "ROLLBACK", e2) && ok) {
       error = e2;
