@@ -10,8 +10,8 @@
 #   SIZES="100M 1G" BIG= REPS=3 bench/run.sh      # skip 10 GB
 #   SIZES= BIG= RANK_SCALE= DENSITIES="1 10" bench/run.sh   # only match-density rows
 #
-# Environment: BUILD (build dir, default build-bench), BIN, GEN, DATA (bench/data), OUT (bench/out),
-# REPS (5), SIZES ("100M 1G"), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 1024 4096 16384",
+# Environment: BUILD (build dir, default build-bench), BIN, GEN, RULES (rules/), DATA (bench/data), OUT (bench/out),
+# REPS (5), SIZES ("100M 1G"; empty = skip), BIG (10G; empty = skip), RANKS (64), RANK_SCALE ("16 256 1024 4096 16384",
 # at RANK_SIZE=1G), GREP_MAX_MB (1100: grep -E/-P only on bundles up to this size), SEED (1),
 # KEEP_DATA (0: delete the 10 GB bundle at the end), BIG_REPS (1: the 10 GB bundle is timed once,
 # with 2 threads only, after a cat to warm the page cache), WARMUP (0: no untimed run before the
@@ -31,7 +31,7 @@ GEN=${GEN:-$BUILD/bench/bench-gen-bundle}
 DATA=${DATA:-$ROOT/bench/data}
 OUT=${OUT:-$ROOT/bench/out}
 REPS=${REPS:-5}
-SIZES=${SIZES:-"100M 1G"}
+SIZES=${SIZES-"100M 1G"}
 BIG=${BIG-10G}
 RANKS=${RANKS:-64}
 RANK_SCALE=${RANK_SCALE-"16 256 1024 4096 16384"}
@@ -44,7 +44,7 @@ DENSITIES=${DENSITIES-"0.1 1 10 30"}
 DENSITY_SHAPES=${DENSITY_SHAPES-"1G:64 1G:1024"}
 LAUNCHER=${LAUNCHER:-srun}
 GREP_TIMEOUT=${GREP_TIMEOUT:-120}
-RULES=$ROOT/rules
+RULES=${RULES:-$ROOT/rules}
 PY=/usr/bin/python3
 
 for tool in rg grep /usr/bin/time "$PY" "$BIN" "$GEN"; do
@@ -122,6 +122,7 @@ bench_bundle() {
   warm "$dir"
   local rg1="" rg2 rg1rss="" rg1cpu="" threads=${THREADS:-1 2}
   AN1=""
+  AN2=""
   AN1CPU=""
   if [[ " $threads " == *" 1 "* ]]; then
     measure rg1 rg --no-config -uu -a -c -j1 -f "$OUT/rg.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
