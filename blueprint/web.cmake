@@ -25,3 +25,10 @@ if(BUILD_TESTING OR ATTRIBUTION_BUILD_TESTS)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/dashboard/postgres.sh $<TARGET_FILE:attribution-blueprint> ${CMAKE_BINARY_DIR})
   set_tests_properties(dashboard_postgres PROPERTIES TIMEOUT 900 LABELS "dashboard;browser;postgres" SKIP_RETURN_CODE 77)
 endif()
+
+# The Fabric page (dashboard/src/fabric.js) on a store written from the simulated fleet (bench/fabric).
+if(BUILD_TESTING OR ATTRIBUTION_BUILD_TESTS)
+  add_test(NAME dashboard_fabric
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/dashboard/fabric.sh $<TARGET_FILE:attribution-blueprint> ${CMAKE_BINARY_DIR})
+  set_tests_properties(dashboard_fabric PROPERTIES TIMEOUT 900 LABELS "dashboard;browser;fabric" SKIP_RETURN_CODE 77)
+endif()

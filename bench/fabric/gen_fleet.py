@@ -732,6 +732,7 @@ def main():
         fault_of_job[j["id"]] = ("F1", None)
     # F2: jobs with traffic over the uplink (a ring neighbour pair whose path crosses it)
     upc = uplink(f, up_leaf, up_port)
+    rnd_pairs = random.Random(a.seed * 31 + 5)  # which crossing pair of a job hits the bad path
 
     def crosses(j):
         """A host pair of the job whose D-mod-K path crosses the uplink (jobs exchange data between
@@ -740,7 +741,7 @@ def main():
         if len(hs) < 2 or not any(f.leaf_of(h) == up_leaf for h in hs):
             return None
         pairs = [(x, y) for x in hs for y in hs if x != y and upc in f.path(x, y)]
-        return pairs[len(pairs) // 2] if pairs else None
+        return pairs[rnd_pairs.randrange(len(pairs))] if pairs else None
     c = running(lambda j: crosses(j) is not None)
     for j in spread(c, max(2, round(UPLINK_SHARE * len(c)))):
         fault_of_job[j["id"]] = ("F2", crosses(j))

@@ -100,8 +100,8 @@ try {
     assert.match(await row.getAttribute('class'), /\bfinding\b/, 'the port with a finding is marked');
     await shot('switch-ports');
     await row.click();
-    await page.waitForSelector('#fabric-runs');
-    assert.equal(await page.textContent('#fabric-selected'), linkFinding.component);
+    await page.waitForFunction((id) => document.querySelector('#fabric-selected')?.textContent === id, linkFinding.component);
+    await page.waitForSelector('#fabric-runs, #fabric-detail .empty');
     assert.match(await page.textContent('#fabric-detail'), new RegExp(linkFinding.id));
     const comp = await api('fabric/component?' + new URLSearchParams({ id: linkFinding.component, limit: 50 }));
     const rows = await page.$$eval('#fabric-runs tr.fabric-run', (r) => r.map((x) => x.dataset.run));
@@ -116,7 +116,7 @@ try {
     await first.click();
     await page.waitForSelector(`.verdict-page[data-run="${runId}"] #summary`);
     await page.goBack();
-    await page.waitForSelector('#fabric-runs');
+    await page.waitForFunction((id) => document.querySelector('#fabric-selected')?.textContent === id, linkFinding.component);
   });
 
   await check('host tile and NVLink domain select their component', async () => {
