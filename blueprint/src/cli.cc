@@ -29,6 +29,11 @@ void setup_core_commands(CLI::App& app, int& exit_code) {
   a->add_option("--service-url", analyze.service_url, "Use attribution-service at this URL instead of the embedded engine")
       ->envname("ATTRIBUTION_SERVICE_URL");
   a->add_option("--token", analyze.token, "Bearer token for the service")->envname("ATTRIBUTION_SERVICE_TOKEN");
+  a->add_flag("--service-keep-session", analyze.keep_session,
+              "Keep the job's session and verdict in the service's store (a re-run then returns the stored verdict "
+              "instead of attributing again)");
+  a->add_flag("--service-stats", analyze.service_stats,
+              "Print the service client's counts to stderr: batches sent, acknowledged, replayed; requests retried");
   a->add_option("-j,--threads", analyze.threads, "Scanner threads (default: all cores)");
   a->add_option("--chunk-bytes", analyze.chunk_bytes, "Bytes scanned per chunk (default 2 MiB: the chunk stays in cache between read and scan)")->check(CLI::Range(4096, 1 << 30));
   a->callback([&exit_code] { exit_code = run_analyze(analyze, std::cout, std::cerr); });

@@ -184,7 +184,14 @@ int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& 
     auto observations = bundle_observations(bundle, reports, error);
     for (const auto& r : reports) lines += r.observations;
     ServiceClient client(options.service_url, options.token);
-    if (!client.analyze(bundle.manifest.context, observations, reports, verdict.json, error)) {
+    client.keep_session(options.keep_session);
+    bool analyzed = client.analyze(bundle.manifest.context, observations, reports, verdict.json, error);
+    if (options.service_stats)
+      err << "service: batches sent " << client.batches_sent() << " acknowledged " << client.batches_acknowledged()
+          << " replayed " << client.batches_replayed() << " retries " << client.retries() << "\n";
+    else if (client.retries() > 0)
+      err << "note: " << client.retries() << " service request(s) retried\n";
+    if (!analyzed) {
       err << "error: " << error << "\n";
       return kExitError;
     }

@@ -25,6 +25,8 @@ struct AnalyzeOptions {
   std::string rules;            // empty = default location
   std::string service_url;      // empty = embedded engine
   std::string token;            // bearer token for the service
+  bool keep_session = false;    // leave the session (and verdict) in the service's store
+  bool service_stats = false;   // print the client's batch and retry counts to stderr
   unsigned threads = 0;
   size_t chunk_bytes = 2u << 20;
 };
