@@ -21,6 +21,8 @@
 # (srun: `srun --label` prefixes on every line), GREP_TIMEOUT (120: grep -E/-P rows on density
 # bundles are cut off after this many seconds and reported as not finished). Each density row says
 # the measured density (rg's matching lines / all lines) and the bundle shape.
+# Python rules (issue #11): PY_RULES_SIZE (1G; empty = skip): analyze with and without two Python
+# rules, alternating, same run (the python-rules line).
 # Needs: rg (ripgrep), GNU grep, /usr/bin/time (package `time`), /usr/bin/python3.
 set -euo pipefail
 
@@ -180,7 +182,7 @@ bench_bundle() {
     all_lines=$(cat "$dir"/logs/* "$dir"/kernel/* "$dir/sacct.txt" | wc -l)
     echo "  match density: $(awk -v m="$m_lines" -v a="$all_lines" 'BEGIN {printf "%.2f", 100 * m / a}') % of lines ($m_lines of $all_lines match, rg; generated at $(sed -n 's/^density_pct=//p' "$dir/expected.txt") %), shape $ranks ranks x $(numfmt --to=iec $((bytes / files))) per file, $(sed -n 's/^launcher=//p' "$dir/expected.txt") prefixes" | tee -a "$OUT/table.txt"
   fi
-  echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", (a > 0 ? a / b : 0)}')" | tee -a "$OUT/table.txt"
+  echo "  verdict: $(verdict_field "$OUT/verdict-$(basename "$dir").json" outcome) root node $(verdict_field "$OUT/verdict-$(basename "$dir").json" root_cause.node) (expected: $(sed -n 's/^root_node=//p' "$dir/expected.txt" | head -1)), $(wc -c < "$OUT/verdict-$(basename "$dir").json") bytes; 1->2 threads x$(awk -v a="$AN1" -v b="$AN2" 'BEGIN {printf "%.2f", (a > 0 && b > 0 ? a / b : 0)}')" | tee -a "$OUT/table.txt"
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $NPAT patterns, REPS=$REPS" | tee -a "$OUT/table.txt"
@@ -233,5 +235,33 @@ done
 # FLEET=0 skips it; QUICK=1 makes it short.
 if [[ ${FLEET:-1} == 1 ]]; then
   BUILD=$BUILD BIN=$BIN GEN=$GEN DATA=$DATA OUT=$OUT/fleet "$ROOT/bench/fleet/run.sh" | tee -a "$OUT/table.txt"
+fi
+# ---------------------------------------------------------------- Python rules (issue #11)
+# analyze -j2 of the PY_RULES_SIZE (1G; empty = skip) bundle with the catalogue alone and with two
+# Python rules added (examples/rules: the NVLink-domain refiner and the GPU-inventory field hook,
+# with their site data), alternating the two REPS times in the same run. Python runs on the
+# aggregated symptoms only, so the target is within 5 %.
+PY_RULES_SIZE=${PY_RULES_SIZE-1G}
+if [[ -n "$PY_RULES_SIZE" ]]; then
+  pydir=$(gen "$PY_RULES_SIZE" "$RANKS" xid79)
+  mkdir -p "$TMP/py-off" "$TMP/py-on"
+  cp -r "$RULES" "$TMP/py-off/rules" && cp -r "$RULES" "$TMP/py-on/rules"
+  cp "$ROOT"/examples/rules/{nvlink_domain.py,nvlink_domains.csv,gpu_inventory.py,gpu_inventory.csv} "$TMP/py-on/rules/"
+  warm "$pydir"
+  "$BIN" analyze -j 2 --rules "$TMP/py-on/rules" -o json "$pydir" > "$TMP/py-on.json" 2>/dev/null || true  # fills the rules cache
+  "$BIN" analyze -j 2 --rules "$TMP/py-off/rules" -o json "$pydir" > "$TMP/py-off.json" 2>/dev/null || true
+  : > "$TMP/py-off.t"; : > "$TMP/py-on.t"
+  for ((i = 0; i < REPS; i++)); do
+    for v in off on; do
+      /usr/bin/time -f '%e %U %S' -o "$TMP/time" "$BIN" analyze -j 2 --rules "$TMP/py-$v/rules" -o json "$pydir" \
+        > "$TMP/py-$v.json" 2> /dev/null || true
+      tail -1 "$TMP/time" >> "$TMP/py-$v.t"
+    done
+  done
+  for v in off on; do
+    read -r PYW PYC < <(awk '{print $1, $2 + $3}' "$TMP/py-$v.t" | sort -g | awk '{w[NR]=$1; c[NR]=$2} END {print w[int((NR+1)/2)], c[int((NR+1)/2)]}')
+    printf -v "PYW_$v" '%s' "$PYW"; printf -v "PYC_$v" '%s' "$PYC"
+  done
+  echo "python-rules $(basename "$pydir" | sed 's/-seed[0-9]*$//') analyze-j2 (median of $REPS, alternating): without wall $PYW_off s cpu $PYC_off s; with 2 Python rules wall $PYW_on s cpu $PYC_on s; with/without wall $(awk -v a="$PYW_on" -v b="$PYW_off" 'BEGIN {printf "%.3f", a / b}') cpu $(awk -v a="$PYC_on" -v b="$PYC_off" 'BEGIN {printf "%.3f", a / b}') (target <= 1.05); outcome $(verdict_field "$TMP/py-off.json" outcome) / $(verdict_field "$TMP/py-on.json" outcome)" | tee -a "$OUT/table.txt"
 fi
 echo "results: $OUT/table.txt $OUT/results.csv"
