@@ -159,6 +159,7 @@ at_least() { (($(done_count) >= $1)); }
 # Fault 1: kill -9 a replica, restart it on the same port.
 wait_for 300 at_least $((n / 8)) || fail "no progress before the replica kill"
 kill -9 "${RPID[1]}"
+wait "${RPID[1]}" 2>/dev/null
 sleep 1
 start_replica 1
 wait_for 120 ready "${RPORT[1]}" || fail "replica 1 did not come back"
@@ -174,23 +175,30 @@ echo "fault: postgres crash-restarted after $(done_count)/$n jobs"
 # Fault 3: fill the connection pools. A lock on service_batches holds every append; extra
 # clients post straight to each replica until the pools are exhausted.
 wait_for 300 at_least $((n * 5 / 8)) || fail "no progress before the pool fill"
-"${PSQL[@]}" -d attribution -c "BEGIN; LOCK TABLE service_batches IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;" \
-  >/dev/null 2>&1 &
-locker=$!
-sleep 0.5
-probe() {  # probe K PORT: a session of its own, one text batch; records status, code, seconds
-  local k=$1 port=$2 id="" try
-  for try in $(seq 40); do  # the create itself may meet a full pool: retried with its key
+# The extra clients' sessions exist before the lock (creating one does not touch service_batches).
+for k in $(seq 0 11); do
+  port=${RPORT[$((k % 3))]} id=""
+  for try in $(seq 40); do  # retried with its key: the feeders may hold the pool for a moment
     id=$(curl -s -X POST "http://127.0.0.1:$port/v2/sessions" -H "Idempotency-Key: probe-s$k" \
       --data-binary '{"context":{"id":"pool-probe-'$k'","scheduler":"slurm"}}' | grep -o '^{"id":"[0-9a-f]*' | cut -d'"' -f4)
     [[ -n $id ]] && break
     sleep 0.2
   done
-  [[ -n $id ]] || { echo "nosession" >"$T/probe/$k"; return; }
+  [[ -n $id ]] || fail "pool probe $k: no session"
+  echo "$id" >"$T/probe/$k.id"
+done
+"${PSQL[@]}" -d attribution -c "BEGIN; LOCK TABLE service_batches IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;" \
+  >/dev/null 2>&1 &
+locker=$!
+# Wait until the lock is held (pg_locks), then post one text batch per extra client at once.
+wait_for 30 sh -c "[ \"\$(${PSQL[*]} -d attribution -c \"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'service_batches' AND l.mode = 'AccessExclusiveLock' AND l.granted\")\" = 1 ]" \
+  || fail "the table lock was not taken"
+probe() {  # probe K PORT: one text batch into its session; records status and seconds
+  local k=$1 port=$2 id
+  id=$(cat "$T/probe/$k.id")
   curl -s -o "$T/probe/$k.body" -D "$T/probe/$k.head" -w '%{http_code} %{time_total}\n' \
     -X POST "http://127.0.0.1:$port/v2/sessions/$id/text?source=probe.log" -H "Idempotency-Key: probe-b$k" \
     --data-binary 'probe line' >"$T/probe/$k"
-  echo "$id" >"$T/probe/$k.id"
 }
 probe_pids=()
 for k in $(seq 0 11); do probe $k "${RPORT[$((k % 3))]}" & probe_pids+=($!); done
