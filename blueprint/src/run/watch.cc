@@ -77,6 +77,14 @@ class WorkerPool {
     std::lock_guard<std::mutex> lock(mu_);
     return busy_;
   }
+  // Drops what is queued, waits for the attempts in flight and discards every result: after it no
+  // worker refers to an attempt of the batch (which the caller is about to free).
+  void abandon() {
+    std::unique_lock<std::mutex> lock(mu_);
+    queue_.clear();
+    done_cv_.wait(lock, [this] { return busy_ == 0; });
+    done_.clear();
+  }
 
  private:
   void work(Pipeline& pipeline) {
@@ -397,7 +405,10 @@ int run_watch_loop(Pipeline& pipeline, const WatchSettings& settings,
         st.cursor_end = cursor.end;
         return true;
       };
-      if (!advance()) return kExitError;
+      if (!advance()) {
+        pool.abandon();
+        return kExitError;
+      }
       size_t outstanding = taken;
       bool cancelled = false;
       auto cancel = [&] {
@@ -439,7 +450,10 @@ int run_watch_loop(Pipeline& pipeline, const WatchSettings& settings,
             batch_failed = true;
             if (!cancelled) cancel();  // a broken store: do not attribute the rest of the batch now
           }
-          if (!advance()) return kExitError;
+          if (!advance()) {
+            pool.abandon();
+            return kExitError;
+          }
         }
         report(false);
       }
