@@ -23,7 +23,7 @@ import sys
 
 HOSTS = ["gpu-r%02dn%02d" % (r + 1, t + 1) for r in range(64) for t in range(18)]
 SIZES = [(1, 22), (2, 14), (4, 16), (8, 16), (16, 12), (18, 8), (32, 6), (36, 3), (64, 2), (128, 1)]
-END_NS = 1764547200 * 10**9  # 2026-12-01T00:00:00Z
+END_NS = 1796083200 * 10**9  # 2026-12-01T00:00:00Z
 OUTCOMES_FAILED = [("application.exception", "application"), ("application.cuda_oom", "application"), ("gpu.fell_off_bus", "gpu"),
                    ("node.host_oom", "node"), ("storage.filesystem", "storage"), ("scheduler.time_limit", "scheduler"),
                    ("scheduler.cancelled", "scheduler"), ("unknown.collective_hang", "unknown")]
