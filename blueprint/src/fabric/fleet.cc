@@ -115,7 +115,7 @@ json FleetAnalysis::finish() const {
   // once over direct evidence only (a port error on the port vs a peer's path through it).
   std::map<std::string, std::array<double, 3>> kind_sums;  // n, k_all, k_direct
   for (size_t c = 0; c < comps.size(); ++c) {
-    auto& ks = kind_sums[comps[c].kind];
+    auto& ks = kind_sums[comps[c].group];
     ks[0] += crossing_[c];
     ks[1] += static_cast<double>(failures_[c].size());
     ks[2] += static_cast<double>(direct_failures_[c].size());
@@ -124,7 +124,7 @@ json FleetAnalysis::finish() const {
   // otherwise raise the rate it is tested against), with one pseudo-touch so a kind that only the
   // tested component touches still has a rate. A kind with one component uses the fleet's base.
   auto rate = [&](size_t c, int which) {
-    const auto& ks = kind_sums[comps[c].kind];
+    const auto& ks = kind_sums[comps[c].group];
     double own_k = static_cast<double>(which == 1 ? failures_[c].size() : direct_failures_[c].size());
     double rest_n = ks[0] - crossing_[c];
     if (rest_n <= 0) return base;
@@ -184,7 +184,7 @@ json FleetAnalysis::finish() const {
     json ambiguous = json::array();
     for (size_t j = i + 1; j < tests.size(); ++j) {
       size_t d = static_cast<size_t>(tests[j].c);
-      if (done[d] || failures_[d] != failures_[c] || comps[d].kind != comps[c].kind) continue;
+      if (done[d] || failures_[d] != failures_[c] || comps[d].group != comps[c].group) continue;
       done[d] = 1;
       ambiguous.push_back(comps[d].id);
     }

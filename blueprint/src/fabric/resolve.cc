@@ -18,18 +18,19 @@ std::string normalize_address(std::string_view a) {
 
 int TopologyIndex::intern(const std::string& id, const std::string& kind, int link) {
   auto [it, inserted] = by_id_.emplace(id, static_cast<int>(components_.size()));
-  if (inserted) components_.push_back({id, kind, link});
+  if (inserted) components_.push_back({id, kind, link, kind});
   return it->second;
 }
 
 TopologyIndex::TopologyIndex(Topology topology) : topology_(std::move(topology)) {
   for (const auto& s : topology_.switches) {
-    intern("switch:" + s.name, "switch", -1);
+    components_[static_cast<size_t>(intern("switch:" + s.name, "switch", -1))].group = "switch/" + s.tier;
     if (!s.guid.empty()) switch_by_guid_[s.guid] = s.name;
   }
   for (size_t i = 0; i < topology_.links.size(); ++i) {
     const Link& l = topology_.links[i];
     int c = intern(l.id, "link", static_cast<int>(i));
+    components_[static_cast<size_t>(c)].group = "link/" + l.kind;
     for (const LinkEnd* e : {&l.a, &l.b}) {
       if (e->is_switch()) {
         switch_port_link_[fmt::format("{}/{}", e->sw, e->port)] = c;

@@ -20,6 +20,9 @@ struct Component {
   std::string id;    // link:… | switch:… | nvlink_domain:…
   std::string kind;  // link | switch | nvlink_domain
   int link = -1;     // index into topology.links for kind link
+  // Components that share a null rate in the fleet test: link/host, link/switch, switch/<tier>,
+  // nvlink_domain (a spine is crossed by every multi-leaf run, a leaf by its hosts' runs only).
+  std::string group;
 };
 
 // One piece of located evidence: the verdict's fabric.evidence[i] (node + location fields).

@@ -123,6 +123,29 @@ void link_rate(std::string_view comment, int& lid, std::string& width, std::stri
   }
 }
 
+// Offset of the first byte that is not part of valid UTF-8, or npos.
+size_t invalid_utf8_at(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return i;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+// Input that is not UTF-8 cannot become a JSON document: an error at its line.
+bool utf8_or_error(const std::string& file, std::string_view text, std::vector<InputError>& errors) {
+  size_t at = invalid_utf8_at(text);
+  if (at == std::string_view::npos) return true;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  errors.push_back({file, line, fmt::format("not valid UTF-8 (byte {} of the file)", at + 1)});
+  return false;
+}
+
 }  // namespace
 
 std::string InputError::to_string() const {
@@ -162,6 +185,7 @@ bool TopologyBuilder::add_file(const std::string& file, std::string_view text, s
 
 bool TopologyBuilder::add_ibnetdiscover(const std::string& file, std::string_view text,
                                         std::vector<InputError>& errors) {
+  if (!utf8_or_error(file, text, errors)) return false;
   size_t errors_before = errors.size();
   auto err = [&](int line, std::string msg) { errors.push_back({file, line, std::move(msg)}); };
   std::map<std::string, IbNode> nodes;
@@ -351,6 +375,7 @@ bool TopologyBuilder::add_ibnetdiscover(const std::string& file, std::string_vie
 }
 
 bool TopologyBuilder::add_yaml(const std::string& file, std::string_view text, std::vector<InputError>& errors) {
+  if (!utf8_or_error(file, text, errors)) return false;
   size_t errors_before = errors.size();
   auto err = [&](const YAML::Node& at, std::string msg) {
     errors.push_back({file, at.IsDefined() ? at.Mark().line + 1 : 0, std::move(msg)});

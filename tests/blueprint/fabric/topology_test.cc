@@ -136,6 +136,27 @@ TEST(Topology, GarbageIsRejectedWithLine) {
   EXPECT_NE(errors.at(0).message.find("outside a node block"), std::string::npos);
 }
 
+TEST(Topology, InvalidUtf8IsAnErrorAtItsLine) {
+  std::string text = read("small.ibnd");
+  size_t at = text.find("\"gpu-a02 mlx5_0\"");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 3] = static_cast<char>(0xff);
+  int line = 1;
+  for (size_t i = 0; i < at; ++i)
+    if (text[i] == '\n') ++line;
+  TopologyBuilder b;
+  std::vector<InputError> errors;
+  EXPECT_FALSE(b.add_file("bad.ibnd", text, errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, line);
+  EXPECT_NE(errors[0].message.find("not valid UTF-8"), std::string::npos);
+  errors.clear();
+  TopologyBuilder y;
+  EXPECT_FALSE(y.add_file("bad.yaml", "version: 1\nhosts:\n  gpu-\xc3: {}\n", errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 3);
+}
+
 TEST(Topology, YamlErrorsNameLine) {
   TopologyBuilder b;
   std::vector<InputError> errors;
