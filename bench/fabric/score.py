@@ -38,8 +38,15 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    truth = json.load(open(sys.argv[1]))
-    doc = json.load(open(sys.argv[2]))
+    docs = []
+    for path in sys.argv[1:3]:
+        try:
+            with open(path) as fh:
+                docs.append(json.load(fh))
+        except (OSError, ValueError) as e:
+            print("error: %s: not a readable JSON document: %s" % (path, e), file=sys.stderr)
+            return 1
+    truth, doc = docs
     findings = [f for f in doc.get("findings", []) if f.get("status", "open") == "open"]
     injected = {t["component"]: t for t in truth["injected"]}
     oneoff = {b["component"] for b in truth.get("background", []) if b.get("component")}
