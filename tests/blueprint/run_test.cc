@@ -164,7 +164,9 @@ TEST(SqliteStore, ReRunningAnAttemptUpdatesItsRow) {
   EXPECT_EQ(count(db, "SELECT count(*) FROM run_nodes WHERE run_id=" + std::to_string(id1) +
                           " AND node='n3' AND gpu='3' AND role='root_cause'"),
             1);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM schema_migrations"), 1);
+  // Every migration the store defines (1: runs, 2: fabric tables) applied once, in order.
+  EXPECT_EQ(count(db, "SELECT count(*) FROM schema_migrations"), 2);
+  EXPECT_EQ(count(db, "SELECT group_concat(version) = '1,2' FROM (SELECT version FROM schema_migrations ORDER BY version)"), 1);
   bool found = false;
   ASSERT_TRUE(s->has_run("c1", "slurm", "42", 1, found, error));
   EXPECT_TRUE(found);
@@ -172,7 +174,7 @@ TEST(SqliteStore, ReRunningAnAttemptUpdatesItsRow) {
   EXPECT_FALSE(found);
   s.reset();
   auto again = open_sqlite(db);  // reopening does not re-run migrations
-  EXPECT_EQ(count(db, "SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM schema_migrations"), 2);
   EXPECT_EQ(count(db, "SELECT count(*) FROM runs"), 2);
 }
 
