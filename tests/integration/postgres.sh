@@ -32,7 +32,7 @@ B1=$SRC/samples/cuinit-999-one-node; B2=$SRC/samples/ib-link-flap-midrun
 "$BIN" run --bundle "$B1" --bundle "$B2" --postgres "$DSN" --db "$T/mirror.sqlite" --progress never >"$T/run1.out" 2>&1 \
   || { cat "$T/run1.out"; fail "run into postgres"; }
 [ "$(q 'SELECT count(*) FROM runs')" = 2 ] || fail "expected 2 runs"
-[ "$(q 'SELECT version FROM schema_migrations')" = 1 ] || fail "schema_migrations"
+[ "$(q "SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations")" = 1,2 ] || fail "schema_migrations (1: runs, 2: fabric tables)"
 [ "$(q "SELECT outcome||'/'||domain||'/'||quality FROM runs WHERE job_id='748002'")" = "gpu.driver/gpu/definitive" ] || fail "stored verdict"
 [ "$(q "SELECT affected_nodes::text FROM runs WHERE job_id='748002'")" = '["gpu-s03"]' ] || fail "affected_nodes jsonb"
 [ "$(q "SELECT pg_typeof(end_time)::text FROM runs LIMIT 1")" = "timestamp with time zone" ] || fail "timestamptz"
@@ -54,7 +54,7 @@ sleep 1
 "$BIN" run --bundle "$B2" --postgres "$DSN" --progress never >/dev/null 2>&1 &
 "$BIN" run --bundle "$B2" --postgres "$DSN" --progress never >/dev/null 2>&1 || fail "concurrent run"
 wait $! || fail "concurrent run 2"
-[ "$(q 'SELECT count(*) FROM schema_migrations')" = 1 ] || fail "migration applied twice"
+[ "$(q 'SELECT count(*) FROM schema_migrations')" = 2 ] || fail "migration applied twice"
 # bad DSN: error names the key, exit 2
 set +e
 OUT=$("$BIN" run --bundle "$B1" --postgres "host=$T/nope dbname=x" --progress never 2>&1); RC=$?

@@ -20,7 +20,7 @@ svc_start() {
   local prefix=$1 data=$2; shift 2
   local portfile="$data.port"
   rm -f "$portfile"
-  "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$data" --rules "$SVC_SRC/rules" \
+  "$SVC_BIN" --listen 127.0.0.1:0 --data-dir "$data" --rules "${SVC_RULES:-$SVC_SRC/rules}" \
       --port-file "$portfile" --log-level warn "$@" >>"$SVC_TMP/service.log" 2>&1 &
   local pid=$!
   svc_wait_port "$pid" "$portfile"

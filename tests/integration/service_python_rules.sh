@@ -28,7 +28,7 @@ RULES="$SVC_TMP/site/rules"
 "$BP" rules test "$RULES" > "$SVC_TMP/test.txt" 2>&1 || svc_fail "rules test: $(cat "$SVC_TMP/test.txt")"
 svc_pass "rules lint and rules test pass with the Python rules: $(tail -1 "$SVC_TMP/test.txt")"
 
-svc_start A "$SVC_TMP/data-a" --rules "$RULES"
+SVC_RULES=$RULES svc_start A "$SVC_TMP/data-a"
 for bundle in "$SVC_SRC"/samples/python-rules/*/; do
   name=$(basename "$bundle")
   "$BP" analyze --rules "$RULES" "$bundle" > "$SVC_TMP/$name.embedded.json" || true
@@ -91,7 +91,7 @@ def hoards(view):
     while True:
         hoard.append(bytes(1 << 20))
 PY
-svc_start B "$SVC_TMP/data-b" --rules "$SVC_TMP/hostile/rules"
+SVC_RULES=$SVC_TMP/hostile/rules svc_start B "$SVC_TMP/data-b"
 bundle="$SVC_SRC/samples/xid79-nccl-watchdog-cascade"
 for i in 1 2 3; do
   "$BP" analyze --rules "$SVC_TMP/hostile/rules" "$bundle" --service-url "$B_URL" > "$SVC_TMP/hostile.remote.$i.json" \
