@@ -13,7 +13,7 @@ fi
 mkdir -p "$WORK"
 FLAGS=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -I"$ROOT/core/include" -I"$ROOT/core/src" -DATTRIBUTION_VERSION=\"fuzz\")
-LIBS=($(pkg-config --cflags --libs libhs re2) -lyaml-cpp -lfmt -lcrypto)
+LIBS=($(pkg-config --cflags --libs libhs re2 libpcre2-8) -lyaml-cpp -lfmt -lcrypto)
 CORE=("$ROOT"/core/src/*.cc)
 # Compile the core once into objects shared by both targets.
 objs=()
@@ -21,7 +21,7 @@ for src in "${CORE[@]}"; do
   obj="$WORK/$(basename "${src%.cc}").o"
   if [[ ! -f "$obj" || "$src" -nt "$obj" ]]; then
     "$CXX" "${FLAGS[@]/-fsanitize=fuzzer,address,undefined/-fsanitize=fuzzer-no-link,address,undefined}" \
-      $(pkg-config --cflags libhs re2) -c "$src" -o "$obj"
+      $(pkg-config --cflags libhs re2 libpcre2-8) -c "$src" -o "$obj"
   fi
   objs+=("$obj")
 done

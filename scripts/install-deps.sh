@@ -8,7 +8,7 @@ set -euo pipefail
 
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
-  libvectorscan-dev libre2-dev libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev
+  libvectorscan-dev libre2-dev libpcre2-dev libsimdjson-dev nlohmann-json3-dev libyaml-cpp-dev
   libcpp-httplib-dev libcurl4-openssl-dev libcli11-dev libfmt-dev libspdlog-dev libexpected-dev
   libsqlite3-dev sqlite3 libpq-dev libpqxx-dev zlib1g-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml

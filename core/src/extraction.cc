@@ -57,6 +57,34 @@ void merge_capped(std::vector<T>& into, const std::vector<T>& from, size_t cap) 
 }
 
 constexpr size_t kUnrecognizedTextBytes = 256;
+constexpr std::string_view kFabricPrefix = "_fabric.";
+
+bool location_before(const FabricLocation& a, const std::map<std::string, std::string>& b) { return a.fields < b; }
+
+// Adds one occurrence (or `n` of them, first line `first`) at `fabric` to the sorted, capped
+// location list. Keeping the smallest locations by fields makes the kept set and every kept count
+// exact under any split and merge order.
+void add_location(std::vector<FabricLocation>& locations, const std::map<std::string, std::string>& fabric,
+                  uint64_t n, const EvidenceLine& first) {
+  auto pos = std::lower_bound(locations.begin(), locations.end(), fabric, location_before);
+  if (pos != locations.end() && pos->fields == fabric) {
+    pos->count += n;
+    if (evidence_before(first, pos->first)) pos->first = first;
+    return;
+  }
+  if (locations.size() >= kMaxFabricLocationsPerSymptom && pos == locations.end()) return;
+  locations.insert(pos, FabricLocation{fabric, n, first});
+  if (locations.size() > kMaxFabricLocationsPerSymptom) locations.pop_back();
+}
+
+// The `_fabric.*` subset of an occurrence's fields.
+std::map<std::string, std::string> fabric_fields(const std::map<std::string, std::string>& fields) {
+  std::map<std::string, std::string> out;
+  for (auto f = fields.lower_bound(std::string(kFabricPrefix));
+       f != fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0; ++f)
+    out.insert(*f);
+  return out;
+}
 
 }  // namespace
 
@@ -110,6 +138,8 @@ void Extraction::prune_unrecognized() {
 void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
                      EvidenceLine&& evidence) {
   SymptomRecord& rec = symptoms_[key];
+  if (std::map<std::string, std::string> fabric = fabric_fields(fields); !fabric.empty())
+    add_location(rec.locations, fabric, 1, evidence);
   if (rec.count == 0) {
     rec.first_seen = rec.last_seen = t;
     rec.fields = std::move(fields);
@@ -129,7 +159,7 @@ void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std:
 }
 
 bool Extraction::add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
-                            const std::string& rule) {
+                            const std::string& rule, const std::map<std::string, std::string>& fabric) {
   auto it = symptoms_.find(key);
   if (it == symptoms_.end()) return false;
   SymptomRecord& rec = it->second;
@@ -139,6 +169,19 @@ bool Extraction::add_repeat(const SymptomKey& key, TimeNs t, const std::string& 
   TimeNs tn = t == kNoTime ? std::numeric_limits<TimeNs>::max() : t;
   TimeNs tl = last.t == kNoTime ? std::numeric_limits<TimeNs>::max() : last.t;
   if (std::tie(tn, source, line, rule) < std::tie(tl, last.source, last.line, last.rule)) return false;
+  FabricLocation* at = nullptr;
+  if (!fabric.empty()) {
+    auto pos = std::lower_bound(rec.locations.begin(), rec.locations.end(), fabric, location_before);
+    if (pos != rec.locations.end() && pos->fields == fabric) {
+      const EvidenceLine& f = pos->first;
+      TimeNs tf = f.t == kNoTime ? std::numeric_limits<TimeNs>::max() : f.t;
+      if (std::tie(tn, source, line, rule) < std::tie(tf, f.source, f.line, f.rule)) return false;
+      at = &*pos;
+    } else if (rec.locations.size() < kMaxFabricLocationsPerSymptom || pos != rec.locations.end()) {
+      return false;  // a new location that is kept
+    }
+  }
+  if (at != nullptr) at->count++;
   rec.count++;
   rec.first_seen = min_time(rec.first_seen, t);
   rec.last_seen = max_time(rec.last_seen, t);
@@ -165,6 +208,11 @@ void Extraction::combine(SymptomRecord& rec, SymptomRecord&& src) {
     }
   }
   rec.evidence = std::move(merged);
+  if (rec.locations.empty()) {
+    rec.locations = std::move(src.locations);
+  } else {
+    for (const FabricLocation& l : src.locations) add_location(rec.locations, l.fields, l.count, l.first);
+  }
 }
 
 void Extraction::combine(UnrecognizedLine& u, const UnrecognizedLine& src) {
@@ -219,6 +267,7 @@ void Extraction::offset_lines(uint64_t delta) {
   if (delta == 0) return;
   for (auto& [key, rec] : symptoms_) {
     for (auto& e : rec.evidence) e.line += delta;
+    for (auto& l : rec.locations) l.first.line += delta;
   }
   for (auto& [key, u] : unrecognized_) u.line += delta;
 }

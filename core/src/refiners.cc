@@ -726,17 +726,41 @@ void victim_domain(const Refiner& r, Analysis& a) {
   std::set<std::string> nodes;
   for (int i : pointing) nodes.insert(a.items[i].key.node);
   const std::string& domain = *domains.begin();
+  // IB completion error 12 (retry exceeded) alone says a QP could not reach its peer, not why: at job
+  // start it is configuration (GID index, routing, rails: NCCL's own reading, refine.ib-error-at-start),
+  // mid-run a link that went away. With no time to place it (no job start or no error time) and no
+  // progress of the workload logged before it, nothing shows the job ever ran: the configuration
+  // reading leads and the verdict names the link as the alternative (probable at most: inferred).
+  std::string alternative;
+  if (ids == std::set<std::string>{"ib.completion_error.12"} || ids == std::set<std::string>{"ib.completion_error.12", "ib.completion_error.5"}) {
+    TimeNs first_error = kNoTime;
+    for (int i : pointing) {
+      TimeNs t = a.items[i].first();
+      if (t != kNoTime && (first_error == kNoTime || t < first_error)) first_error = t;
+    }
+    bool untimed = a.job_start == kNoTime || first_error == kNoTime;
+    bool progress_before = std::any_of(a.items.begin(), a.items.end(), [&](const Item& it) {
+      return it.key.id == "app.progress" &&
+             (first_error == kNoTime || it.first() == kNoTime || it.first() <= first_error);
+    });
+    if (untimed && !progress_before) {
+      outcome = "network.configuration";
+      alternative = "; with no time to tell job start from mid-run and no progress of the workload logged before it, "
+                    "it fits a fabric configuration fault at start (GID index, routing, rails) or a link that went "
+                    "away (network.link_flap) alike";
+    }
+  }
   SymptomAttrs attrs = attrs_for(
       a, "inferred.victim_domain",
       make_attrs(fmt::format("every recognised symptom is a consequence, and all that point anywhere point to the "
-                             "{}: {} ({} report(s) on {} node(s)); no crash or failing peer was found. "
+                             "{}: {} ({} report(s) on {} node(s)); no crash or failing peer was found{}. "
                              "Alternatives: a failure on a node or process whose logs were not collected",
                              domain, fmt::join(ids, ", "), [&] {
                                uint64_t n = 0;
                                for (int i : pointing) n += a.items[i].rec->count;
                                return n;
                              }(),
-                             nodes.size()),
+                             nodes.size(), alternative),
                  domain, outcome, 25));
   attrs.indirect = true;
   int s = a.add_synthetic({"inferred.victim_domain", "", kNoRank, ""}, attrs, combine(a, pointing), true);

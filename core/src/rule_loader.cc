@@ -1005,7 +1005,7 @@ void collect_rules(RuleRecords& records) {
 
 namespace {
 
-bool compile_extractor(ExtractorRecord& rec, LoadResult& result) {
+bool compile_extractor(ExtractorRecord& rec, detail::PcreMatcher& matcher, LoadResult& result) {
   Extractor& x = rec.rule;
   auto fail = [&](const Position& at, std::string msg) {
     result.errors.push_back({at.file, at.line, at.column, std::move(msg)});
@@ -1019,6 +1019,19 @@ bool compile_extractor(ExtractorRecord& rec, LoadResult& result) {
   if (!x.re->ok()) return fail(rec.pattern_pos, fmt::format("extractor '{}': bad pattern: {}", x.id, x.re->error()));
   x.group_names.assign(static_cast<size_t>(x.re->NumberOfCapturingGroups()) + 1, "");
   for (const auto& [name, idx] : x.re->NamedCapturingGroups()) x.group_names[idx] = name;
+  // The capture step's fast engine, kept only where it agrees with RE2 on every fixture line.
+  x.pcre = detail::compile_pcre(x.pattern, x.case_insensitive, *x.re);
+  // RE2's answers come from a throwaway copy: matching makes RE2 keep its DFA caches (about 40 KB
+  // a pattern), which the run's own object should build only for patterns that get candidates.
+  if (x.pcre && !x.fixtures.empty()) {
+    RE2 reference(x.pattern, opts);
+    for (const Fixture& f : x.fixtures) {
+      if (!detail::pcre_agrees(reference, *x.pcre, matcher, f.input, /*jit=*/false)) {
+        x.pcre.reset();
+        break;
+      }
+    }
+  }
   std::set<std::string> captures(x.group_names.begin(), x.group_names.end());
   captures.erase("");
   for (const auto& [key, tmpl] : std::initializer_list<std::pair<const char*, const Template*>>{
@@ -1070,8 +1083,9 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
   RuleRecords::Impl& r = *records.impl_;
   LoadResult result = std::move(r.messages);
   std::shared_ptr<RuleSet> rs = std::move(r.collected);
+  detail::PcreMatcher fixture_matcher;
   for (auto& x : r.to_compile) {
-    if (compile_extractor(x, result)) rs->extractors.push_back(std::move(x.rule));
+    if (compile_extractor(x, fixture_matcher, result)) rs->extractors.push_back(std::move(x.rule));
   }
   r.to_compile.clear();
   std::string digest = sha256_hex(r.files);
@@ -1099,6 +1113,7 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
   for (const auto& x : rs->extractors) {
     info.fixtures += x.fixtures.size();
     info.prefilter_patterns += x.prefilter ? 1 : 0;
+    rs->pcre_patterns += x.pcre ? 1 : 0;
   }
   for (const auto& m : rs->metric_extractors) info.fixtures += m.fixtures.size();
   for (size_t i = 0; i < rs->external_rules.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "attribution/engine.h"
 #include "attribution/rule_extension.h"
 #include "attribution/rules.h"
+#include "capture_engine.h"
 
 namespace attribution {
 
@@ -79,6 +80,8 @@ struct Extractor {
   int precedence = 0;
   uint32_t kinds_mask = 0;
   std::unique_ptr<RE2> re;
+  // The same pattern for PCRE2's JIT (capture_engine.h), or null: RE2 alone takes the captures.
+  detail::PcrePatternPtr pcre;
   std::vector<std::string> group_names;  // index i (1-based groups) → name ("" = unnamed)
   Template symptom, node, rank, gpu;
   std::optional<CatalogRef> catalog;
@@ -174,6 +177,7 @@ class RuleSet {
   bool from_cache = false;
   hs_scratch_t* scratch_prototype = nullptr;
   RuleSetInfo info;
+  size_t pcre_patterns = 0;  // extractors whose captures PCRE2 takes (capture_engine.h)
 
   ~RuleSet() {
     if (scratch_prototype != nullptr) hs_free_scratch(scratch_prototype);

@@ -1,6 +1,7 @@
-// Extraction hot path: one Vectorscan pass over the whole buffer per observation kind; RE2 runs
-// only on candidate lines to confirm and take captures. No per-line loop over patterns and no
-// per-line allocation for lines without a match.
+// Extraction hot path: one Vectorscan pass over the whole buffer per observation kind; RE2's
+// semantics (taken by PCRE2's JIT where that is exact, capture_engine.h) run only on candidate
+// lines to confirm and take captures. No per-line loop over patterns and no per-line allocation
+// for lines without a match.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -231,11 +232,13 @@ struct Scanner::Impl {
   hs_scratch_t* scratch = nullptr;
   std::vector<Candidate> candidates;
   std::vector<re2::StringPiece> groups;
+  detail::PcreMatcher pcre_matcher;
   std::vector<const re2::RE2::Arg*> arg_ptrs;
   std::string unrecognized_key_buffer;
   std::vector<std::string> captures;  // by group index; valid where groups[i] took part
   SymptomKey key_scratch;
   std::string value_scratch;
+  std::map<std::string, std::string> fabric_scratch;
 
   explicit Impl(std::shared_ptr<const RuleSet> r) : rules(std::move(r)) {
     if (rules->scratch_prototype != nullptr) hs_clone_scratch(rules->scratch_prototype, &scratch);
@@ -256,10 +259,7 @@ struct Scanner::Impl {
                        const detail::LinePrefix& prefix, Extraction& out) {
     size_t ngroups = x.group_names.size();
     groups.assign(ngroups, re2::StringPiece());
-    if (!x.re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED,
-                     groups.data(), static_cast<int>(ngroups))) {
-      return false;
-    }
+    if (!detail::capture_match(*x.re, x.pcre.get(), pcre_matcher, line, groups.data(), ngroups)) return false;
     // Named captures that took part in the match, by group index (reused buffers).
     if (captures.size() < ngroups) captures.resize(ngroups);
     for (size_t i = 1; i < ngroups; ++i) {
@@ -308,7 +308,13 @@ struct Scanner::Impl {
       key.id.insert(0, "history.");
     }
     if (line.size() > 1024) out.lines_truncated++;
-    if (out.add_repeat(key, time, src.name, line_no, x.id)) return true;
+    // Where in the fabric the line points: part of whether it is a repeat (a new location is kept).
+    std::map<std::string, std::string>& fabric = fabric_scratch;
+    fabric.clear();
+    for (const auto& [fkey, tmpl] : x.fabric) {
+      if (tmpl.render(lookup, value)) fabric["_fabric." + fkey] = value;
+    }
+    if (out.add_repeat(key, time, src.name, line_no, x.id, fabric)) return true;
 
     std::map<std::string, std::string> fields;
     for (size_t i = 1; i < ngroups; ++i) {
@@ -322,9 +328,7 @@ struct Scanner::Impl {
         fields["_catalog_key"] = cat_key;
       }
     }
-    for (const auto& [fkey, tmpl] : x.fabric) {
-      if (tmpl.render(lookup, value)) fields["_fabric." + fkey] = value;
-    }
+    fields.insert(fabric.begin(), fabric.end());
     if (!x.fields.empty()) {
       for (auto it = fields.begin(); it != fields.end();) {
         bool keep = it->first[0] == '_' ||

@@ -110,15 +110,20 @@ std::string role_of(const Analysis& a, const Outcome& o, int i) {
   return it.attrs->role == "victim" ? "unexplained_victim" : "unexplained_cause";
 }
 
-// Where in the fabric the evidence points (docs/fabric.md §2): one entry per (symptom, node) whose
-// rule recorded a location (`_fabric.*` fields), and the open fleet findings a network verdict's
-// hosts share a component with. Absent when there is neither (such verdicts keep their bytes).
+// Where in the fabric the evidence points (docs/fabric.md §2): one entry per (symptom, node,
+// location) a rule recorded (`_fabric.*` fields; every distinct location a symptom's lines named,
+// SymptomRecord::locations), and the open fleet findings a network verdict's hosts share a
+// component with. Absent when there is neither (such verdicts keep their bytes).
 constexpr size_t kMaxFabricEvidence = 64;
 constexpr std::string_view kFabricPrefix = "_fabric.";
 constexpr std::string_view kFleetFindingSymptom = "fabric.fleet_finding";
 
 void write_fabric(const Analysis& a, const Outcome& o, json& v) {
-  std::vector<int> located;
+  struct Located {
+    int item;
+    const FabricLocation* at;
+  };
+  std::vector<Located> located;
   std::vector<int> findings;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
@@ -127,46 +132,42 @@ void write_fabric(const Analysis& a, const Outcome& o, json& v) {
       findings.push_back(i);
       continue;
     }
-    auto f = it.rec->fields.lower_bound(std::string(kFabricPrefix));
-    if (f != it.rec->fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0) located.push_back(i);
+    for (const FabricLocation& l : it.rec->locations) located.push_back({i, &l});
   }
   const bool fabric_verdict = o.domain == "network" || o.outcome == "gpu.nvlink";
   if (located.empty() && (findings.empty() || !fabric_verdict)) return;
-  std::stable_sort(located.begin(), located.end(), [&](int x, int y) {
-    TimeNs tx = sort_time(a.items[x].first()), ty = sort_time(a.items[y].first());
+  std::stable_sort(located.begin(), located.end(), [&](const Located& x, const Located& y) {
+    TimeNs tx = sort_time(x.at->first.t), ty = sort_time(y.at->first.t);
     if (tx != ty) return tx < ty;
-    return a.items[x].key < a.items[y].key;
+    if (a.items[x.item].key != a.items[y.item].key) return a.items[x.item].key < a.items[y.item].key;
+    return x.at->fields < y.at->fields;
   });
   json evidence = json::array();
-  std::map<std::pair<std::string, std::string>, size_t> seen;  // (symptom, node) → index in evidence
-  for (int i : located) {
-    const Item& it = a.items[i];
-    auto known = seen.find(std::make_pair(it.key.id, it.key.node));
-    if (known != seen.end()) {
+  // (symptom, node, location) → index in evidence: ranks and GPUs of one node share an entry.
+  std::map<std::tuple<std::string, std::string, std::map<std::string, std::string>>, size_t> seen;
+  for (const Located& l : located) {
+    const Item& it = a.items[l.item];
+    auto id = std::make_tuple(it.key.id, it.key.node, l.at->fields);
+    if (auto known = seen.find(id); known != seen.end()) {
       json& e = evidence[known->second];
-      e["count"] = e["count"].get<uint64_t>() + it.rec->count;
+      e["count"] = e["count"].get<uint64_t>() + l.at->count;
       continue;
     }
     if (evidence.size() >= kMaxFabricEvidence) continue;
-    seen.emplace(std::make_pair(it.key.id, it.key.node), evidence.size());
+    seen.emplace(std::move(id), evidence.size());
     json location = json::object();
-    for (auto f = it.rec->fields.lower_bound(std::string(kFabricPrefix));
-         f != it.rec->fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0; ++f)
-      location[f->first.substr(kFabricPrefix.size())] = f->second;
-    json e = {{"symptom", it.key.id},
-              {"node", it.key.node},
-              {"role", role_of(a, o, i)},
-              {"domain", it.attrs->domain},
-              {"count", it.rec->count},
-              {"first_seen", time_json(it.first())},
-              {"location", location}};
-    if (!it.rec->evidence.empty()) {
-      const EvidenceLine& line = it.rec->evidence.front();
-      e["source"] = line.source;
-      e["line"] = line.line;
-      e["text"] = line.text;
-    }
-    evidence.push_back(std::move(e));
+    for (const auto& [k, val] : l.at->fields) location[k.substr(kFabricPrefix.size())] = val;
+    const EvidenceLine& line = l.at->first;
+    evidence.push_back({{"symptom", it.key.id},
+                        {"node", it.key.node},
+                        {"role", role_of(a, o, l.item)},
+                        {"domain", it.attrs->domain},
+                        {"count", l.at->count},
+                        {"first_seen", time_json(line.t)},
+                        {"location", location},
+                        {"source", line.source},
+                        {"line", line.line},
+                        {"text", line.text}});
   }
   json candidates = json::array();
   if (fabric_verdict) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "attribution/codec.h"
 #include "attribution/engine.h"
 #include "test_rules.h"
@@ -197,6 +199,71 @@ metric_extractors:
   Extraction ex;
   Scanner(rules).scan_observation(o, 2026, ex);
   EXPECT_TRUE(ex.symptoms().empty());  // value 0: no Xid
+}
+
+
+// Every distinct fabric location a symptom's lines name is kept (the smallest
+// kMaxFabricLocationsPerSymptom by fields), with exact counts however the input is split.
+TEST(ScannerFabric, KeepsEachLocationExactlyUnderAnySplit) {
+  auto rules = testing::load_or_die(R"YAML(
+version: 1
+symptoms:
+  - {id: net.ib.switch_port_errors, label: "switch port errors", domain: network, outcome: network.fabric, role: context}
+extractors:
+  - id: extract.test.switch-port
+    description: a switch port over threshold
+    pattern: 'GUID (?P<guid>0x[0-9a-f]+) port (?P<port>\d+): \[(?P<counter>\w+) == (?P<value>\d+)\]'
+    symptom: net.ib.switch_port_errors
+    fabric: {switch_guid: "{guid}", switch_port: "{port}"}
+    fixtures:
+      - line: "GUID 0xfc6a port 36: [SymbolErrorCounter == 1843]"
+        expect: {symptom: net.ib.switch_port_errors, fabric.switch_port: "36"}
+)YAML");
+  ASSERT_NE(rules, nullptr);
+  std::string text;
+  for (int round = 0; round < 3; ++round)
+    for (int port = 40; port >= 1; --port)
+      text += "   GUID 0xfc6a port " + std::to_string(port) + ": [SymbolErrorCounter == " + std::to_string(round) + "]\n";
+  auto scan = [&](std::string_view part, uint64_t first_line) {
+    Extraction ex;
+    Scanner scanner(rules);
+    TextSource src;
+    src.name = "ibqueryerrors.txt";
+    src.kind = ObservationKind::kNodeReport;
+    src.node = "gpu-a01";
+    src.default_year = 2026;
+    scanner.scan(src, part, 0, first_line, ex);
+    return ex;
+  };
+  Extraction whole = scan(text, 1);
+  ASSERT_EQ(whole.symptoms().size(), 1u);
+  const SymptomRecord& rec = whole.symptoms().begin()->second;
+  EXPECT_EQ(rec.count, 120u);
+  ASSERT_EQ(rec.locations.size(), kMaxFabricLocationsPerSymptom);
+  // Ordered by fields: switch_port "1" < "10" < ... ("36" and "40" sort after the cap).
+  EXPECT_EQ(rec.locations.front().fields.at("_fabric.switch_port"), "1");
+  for (const FabricLocation& l : rec.locations) {
+    EXPECT_EQ(l.count, 3u) << l.fields.at("_fabric.switch_port");
+    EXPECT_EQ(l.fields.at("_fabric.switch_guid"), "0xfc6a");
+    EXPECT_NE(l.first.text.find("port " + l.fields.at("_fabric.switch_port") + ":"), std::string::npos);
+  }
+  // Split at every line boundary of the first round: the same locations, counts and first lines.
+  size_t cut = 0;
+  for (int i = 0; i < 40; i += 7) {
+    cut = text.find('\n', cut) + 1;
+    for (int k = 0; k < 6; ++k) cut = text.find('\n', cut) + 1;
+    Extraction a = scan(std::string_view(text).substr(0, cut), 1);
+    uint64_t lines_before = static_cast<uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(cut), '\n'));
+    Extraction b = scan(std::string_view(text).substr(cut), lines_before + 1);
+    b.merge(std::move(a));
+    const SymptomRecord& r2 = b.symptoms().begin()->second;
+    ASSERT_EQ(r2.locations.size(), rec.locations.size());
+    for (size_t j = 0; j < rec.locations.size(); ++j) {
+      EXPECT_EQ(r2.locations[j].fields, rec.locations[j].fields);
+      EXPECT_EQ(r2.locations[j].count, rec.locations[j].count);
+      EXPECT_EQ(r2.locations[j].first.line, rec.locations[j].first.line);
+    }
+  }
 }
 
 }  // namespace

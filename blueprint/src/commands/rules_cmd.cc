@@ -22,7 +22,8 @@ int run_rules_lint(const std::string& location, const std::string& output, std::
       j["summary"] = {{"digest", i.digest}, {"files", i.files}, {"extractors", i.extractors},
                       {"metric_extractors", i.metric_extractors}, {"catalogs", i.catalogs},
                       {"catalog_entries", i.catalog_entries}, {"refiners", i.refiners}, {"fixtures", i.fixtures},
-                      {"prefilter_patterns", i.prefilter_patterns}};
+                      {"prefilter_patterns", i.prefilter_patterns}, {"python_refiners", i.external_refiners},
+                      {"python_field_hooks", i.field_hooks}};
     }
     out << j.dump(2) << "\n";
     return rules ? kExitOk : kExitError;
@@ -36,9 +37,9 @@ int run_rules_lint(const std::string& location, const std::string& output, std::
   RuleSetInfo i = describe(*rules);
   out << fmt::format(
       "ok: {} files, {} extractors, {} metric extractors, {} catalogs ({} entries), {} refiners, {} fixtures, "
-      "{} prefilter patterns\n{}\n",
+      "{} prefilter patterns, {} Python refiners, {} Python field hooks\n{}\n",
       i.files, i.extractors, i.metric_extractors, i.catalogs, i.catalog_entries, i.refiners, i.fixtures,
-      i.prefilter_patterns, i.digest);
+      i.prefilter_patterns, i.external_refiners, i.field_hooks, i.digest);
   return kExitOk;
 }
 

@@ -45,14 +45,28 @@ struct SymptomKey {
   auto operator<=>(const SymptomKey&) const = default;
 };
 
+// One distinct place in the fabric a symptom's lines point at: the `_fabric.*` fields of an
+// extractor's `fabric:` block (docs/fabric.md §2), with how many lines named it and the earliest.
+// A node report listing several switch ports, or completion errors towards several peers, keeps
+// each one instead of only the earliest line's.
+struct FabricLocation {
+  std::map<std::string, std::string> fields;  // `_fabric.*` captures, prefix included
+  uint64_t count = 0;
+  EvidenceLine first;  // the earliest line (by time, source, line, rule) that named it
+};
+
 struct SymptomRecord {
   TimeNs first_seen = kNoTime;
   TimeNs last_seen = kNoTime;
   uint64_t count = 0;
   std::map<std::string, std::string> fields;  // captures of the earliest occurrence
   std::vector<EvidenceLine> evidence;         // earliest first, at most kMaxEvidencePerSymptom
+  // Distinct fabric locations, ordered by their fields; at most kMaxFabricLocationsPerSymptom, the
+  // smallest by fields (so the kept set and each count do not depend on how input was split).
+  std::vector<FabricLocation> locations;
 };
 inline constexpr size_t kMaxEvidencePerSymptom = 3;
+inline constexpr size_t kMaxFabricLocationsPerSymptom = 16;
 
 // Error-like lines (error, failed, fatal, exception, Traceback, timeout, killed, segfault, NCCL
 // WARN, ...) that no extractor matched, aggregated by a normalised key: the line without its
@@ -81,8 +95,11 @@ class Extraction {
   // kMaxEvidencePerSymptom evidence lines that all sort before (t, source, line, rule), counts it
   // (count, first and last seen) exactly as add() would and returns true. Otherwise changes
   // nothing and returns false: call add() with the fields and the evidence line.
+  // `fabric` is the occurrence's `_fabric.*` fields (empty when its extractor records no location);
+  // an occurrence that would add a fabric location or move one's earliest line is not a repeat.
   bool add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
-                  const std::string& rule);
+                  const std::string& rule,
+                  const std::map<std::string, std::string>& fabric = {});
   void merge(const Extraction& other);
   // The same result as merge(other); moves other's records instead of copying them (other is left
   // valid but unspecified).
