@@ -236,6 +236,27 @@ TEST(Process, CapturesOutputExitCodeAndTimeout) {
   EXPECT_TRUE(t.timed_out);
   auto big = blueprint::run_process({"sh", "-c", "head -c 100000 /dev/zero"}, 10, 1000);
   EXPECT_TRUE(big.truncated);
+  EXPECT_EQ(big.describe("kubectl logs"), "kubectl logs: output too large");
+  EXPECT_LE(big.out.size(), 1000u);
+}
+
+// kubectl's policy over the shared runner (blueprint/src/process): the last 4 KiB of stderr, its
+// last line in describe(), SIGKILL at once on timeout, a missing kubectl named.
+TEST(Process, KubectlPolicy) {
+  auto noisy = blueprint::run_process(
+      {"sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x >&2; echo >&2; echo 'error: the server is down' >&2; exit 1"},
+      10, 1 << 20);
+  EXPECT_EQ(noisy.exit_code, 1);
+  EXPECT_EQ(noisy.err.size(), 4096u);
+  EXPECT_EQ(noisy.describe("kubectl get pods"), "kubectl get pods: exit 1: error: the server is down");
+  auto stubborn = blueprint::run_process({"sh", "-c", "trap '' TERM; sleep 30"}, 1, 1 << 20);
+  EXPECT_TRUE(stubborn.timed_out);
+  EXPECT_LT(stubborn.seconds, 2.5);  // no SIGTERM grace for kubectl
+  EXPECT_EQ(stubborn.describe("kubectl get workloads"), "kubectl get workloads: timed out");
+  auto missing = blueprint::run_process({"attribution-no-such-kubectl"}, 5, 1 << 20);
+  EXPECT_FALSE(missing.started);
+  EXPECT_EQ(missing.describe("kubectl get pods"),
+            "kubectl get pods: cannot run attribution-no-such-kubectl: No such file or directory");
 }
 
 }  // namespace

@@ -36,11 +36,11 @@ struct RunSummary {
   std::string reason;
 };
 
-RunSummary summarize(const ExecCommandConfig& cfg, const ExecResult& r, const std::string& delivered, bool empty,
+RunSummary summarize(const ExecCommandConfig& cfg, const process::Result& r, const std::string& delivered, bool empty,
                      uint64_t invalid, const std::vector<std::string>& errors) {
   RunSummary s;
-  std::string failure = r.failure(cfg.limits.timeout_s);
-  s.reason = fmt::format("`{}`: {}", describe_command(cfg.command), delivered);
+  std::string failure = r.failure();
+  s.reason = fmt::format("`{}`: {}", process::describe_command(cfg.command), delivered);
   if (!failure.empty()) s.reason += "; " + failure;
   if (r.long_lines > 0) s.reason += fmt::format("; {} line(s) cut at {} bytes", r.long_lines, cfg.limits.max_line_bytes);
   if (invalid > 0) {
@@ -195,7 +195,8 @@ bool ExecAdapter::run(const std::map<std::string, std::string>& vars, TimeNs fro
   std::vector<WorkloadAttempt> found;
   std::vector<std::string> errors;
   uint64_t invalid = 0, outside = 0;
-  ExecResult r = run_exec(argv, env, config_.cwd, config_.limits, [&](std::string_view line, uint64_t n) {
+  process::Request request{argv, env, config_.cwd, config_.limits};
+  process::Result r = process::run_lines(request, [&](std::string_view line, uint64_t n) {
     if (line.find_first_not_of(" \t") == std::string_view::npos) return;
     ExecContextLine parsed;
     std::string e;
@@ -277,19 +278,80 @@ std::map<std::string, std::string> exec_job_environment(const ExecutionContext& 
 
 ConnectorReport ExecCollector::collect(const WorkloadAttempt& attempt, EvidenceSink& sink) {
   const auto& cfg = config_.exec;
+  // A command whose arguments use {node}, {rank} or {day} runs once per node, rank or day of the
+  // job (one after another, each with its own timeout); otherwise once.
+  std::string args;
+  for (size_t i = 1; i < cfg.command.size(); ++i) args.append(cfg.command[i]).push_back('\x1f');
+  const char* unit = template_uses(args, "rank") ? "rank" : template_uses(args, "node") ? "node"
+                     : template_uses(args, "day")  ? "day"
+                                                   : nullptr;
+  if (unit == nullptr) return collect_one(attempt, TemplateBinding{}, false, sink);
+  std::vector<TemplateBinding> bindings = template_bindings(args, attempt.context);
+  ConnectorReport total{cfg.name, "empty", "", 0, 0};
+  if (bindings.empty()) {
+    total.reason = fmt::format("`{}`: once per {}, but the job has none", process::describe_command(cfg.command), unit);
+    return total;
+  }
+  size_t ok = 0, empty = 0, failed = 0;
+  std::string failures;
+  for (const TemplateBinding& b : bindings) {
+    ConnectorReport one = collect_one(attempt, b, true, sink);
+    total.observations += one.observations;
+    total.bytes += one.bytes;
+    std::string item = !b.node.empty() && b.rank == kNoRank ? b.node
+                       : b.rank != kNoRank                  ? fmt::format("rank {}", b.rank)
+                                                            : b.day;
+    if (one.status == "error") {
+      ++failed;
+      if (failures.size() < 4096) failures += fmt::format("; [{}] {}", item, one.reason);
+    } else if (one.status == "ok") {
+      ++ok;
+    } else {
+      ++empty;
+    }
+  }
+  total.status = failed > 0 ? "error" : ok > 0 ? "ok" : "empty";
+  total.reason = fmt::format("`{}` once per {}: {} run(s), {} ok, {} empty, {} failed; {} observation(s){}",
+                             process::describe_command(cfg.command), unit, bindings.size(), ok, empty, failed,
+                             total.observations, failures);
+  return total;
+}
+
+ConnectorReport ExecCollector::collect_one(const WorkloadAttempt& attempt, const TemplateBinding& binding, bool per_item,
+                                           EvidenceSink& sink) {
+  const auto& cfg = config_.exec;
   ConnectorReport report{cfg.name, "error", "", 0, 0};
   std::vector<std::string> argv = cfg.command;
   for (size_t i = 1; i < argv.size(); ++i) {
     std::string error;
-    auto expanded = expand_template(argv[i], attempt.context, TemplateBinding{}, TemplateEscape::kNone, error);
+    auto expanded = expand_template(argv[i], attempt.context, binding, TemplateEscape::kNone, error);
     if (!expanded) {
-      report.reason = fmt::format("`{}`: argument {}: {}", describe_command(cfg.command), i, error);
+      report.reason = fmt::format("`{}`: argument {}: {}", process::describe_command(cfg.command), i, error);
       return report;
     }
     argv[i] = *expanded;
   }
   std::map<std::string, std::string> env = cfg.env;
   for (auto& [k, v] : exec_job_environment(attempt.context, config_.margin_s)) env[k] = v;
+  // format: text — the whole stdout is one source; once per node it is that node's.
+  TextSource text_source = config_.text_source;
+  if (per_item) {
+    if (!binding.node.empty()) env["ATTRIBUTION_NODE"] = binding.node;
+    if (binding.rank != kNoRank) env["ATTRIBUTION_RANK"] = std::to_string(binding.rank);
+    if (!binding.day.empty()) env["ATTRIBUTION_DAY"] = binding.day;
+    std::string e;
+    const bool named_per_item = template_uses(text_source.name, "node") || template_uses(text_source.name, "rank") ||
+                                template_uses(text_source.name, "day");
+    if (auto name = expand_template(text_source.name, attempt.context, binding, TemplateEscape::kNone, e)) text_source.name = *name;
+    if (auto node = expand_template(text_source.node, attempt.context, binding, TemplateEscape::kNone, e)) text_source.node = *node;
+    if (text_source.node.empty()) text_source.node = binding.node;
+    if (text_source.rank == kNoRank) text_source.rank = binding.rank;
+    if (!named_per_item) {
+      if (!binding.node.empty()) text_source.name += ":" + binding.node;
+      if (binding.rank != kNoRank) text_source.name += ":rank" + std::to_string(binding.rank);
+      if (!binding.day.empty()) text_source.name += ":" + binding.day;
+    }
+  }
 
   std::vector<std::string> errors;
   uint64_t invalid = 0, observations = 0, blocks = 0, text_lines = 0;
@@ -298,10 +360,11 @@ ConnectorReport ExecCollector::collect(const WorkloadAttempt& attempt, EvidenceS
   uint64_t block_first = 1;
   auto flush = [&] {
     if (block.empty()) return;
-    sink.text(config_.text_source, block, block_first);
+    sink.text(text_source, block, block_first);
     block.clear();
   };
-  ExecResult r = run_exec(argv, env, cfg.cwd, cfg.limits, [&](std::string_view line, uint64_t n) {
+  process::Request request{argv, env, cfg.cwd, cfg.limits};
+  process::Result r = process::run_lines(request, [&](std::string_view line, uint64_t n) {
     if (config_.raw_text) {
       if (block.empty()) block_first = n;
       block.append(line);
@@ -337,7 +400,7 @@ ConnectorReport ExecCollector::collect(const WorkloadAttempt& attempt, EvidenceS
   flush();
   std::string delivered;
   if (config_.raw_text) {
-    delivered = fmt::format("{} line(s) of text as {}", text_lines, config_.text_source.name);
+    delivered = fmt::format("{} line(s) of text as {}", text_lines, text_source.name);
   } else {
     delivered = fmt::format("{} observation(s), {} text block(s) ({} line(s))", observations, blocks, text_lines);
   }

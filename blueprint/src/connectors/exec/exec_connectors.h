@@ -6,7 +6,8 @@
 //                  time range: ATTRIBUTION_QUERY=range, ATTRIBUTION_QUERY_FROM/_TO (RFC 3339) and
 //                  _FROM_S/_TO_S (Unix seconds). {job_id} {from} {to} {from_s} {to_s} in the
 //                  arguments are replaced too. Contexts ending outside a range are dropped.
-//   exec collector runs `command` once per attempt and reads JSON lines of observations or raw
+//   exec collector runs `command` once per attempt (once per node, rank or day when its arguments
+//                  use {node}, {rank} or {day}) and reads JSON lines of observations or raw
 //                  text blocks (format: jsonl), or takes its whole stdout as the text of one
 //                  source (format: text). The attempt comes as ATTRIBUTION_JOB_* variables
 //                  (ID, ATTEMPT, NAME, USER, QUEUE, CLUSTER, SCHEDULER, STATE, NODES (comma-
@@ -14,9 +15,10 @@
 //                  WINDOW_START_S, WINDOW_END_S (the window widened by margin_s), CONTEXT (JSON))
 //                  and as the collectors' templates in the arguments ({job}, {nodes}, {start_s}, ...).
 //
-// Both: `command` is a list (argv, no shell) or a string (run by /bin/sh -c); `env` adds
-// variables, `cwd` sets the directory, `timeout_s` (default 60) bounds the run — then the command's
-// whole process group is killed. A failure never aborts the run: a non-zero exit, a signal, a
+// Both: `command` is a list (argv, no shell) or a string (run by /bin/sh -c), run by the
+// blueprint's process runner (process/process_runner.h); `env` adds variables, `cwd` sets the
+// directory, `timeout_s` (default 60) bounds the run — then the command's whole process group is
+// killed (SIGTERM, SIGKILL 2 s later). A failure never aborts the run: a non-zero exit, a signal, a
 // timeout or a line that breaks the schema makes the connector report `error`, with the command,
 // the exit, the first errors ("line 3: end: not an RFC 3339 time") and the command's stderr
 // (bounded by max_stderr_bytes, default 2048: first and last half); valid lines are still used.
@@ -28,7 +30,8 @@
 #include <vector>
 
 #include "connectors/connector.h"
-#include "connectors/exec/exec_process.h"
+#include "process/process_runner.h"
+#include "connectors/files/template.h"
 
 namespace attribution::blueprint {
 
@@ -37,7 +40,7 @@ struct ExecCommandConfig {
   std::vector<std::string> command;          // argv (a string command becomes /bin/sh -c STRING)
   std::map<std::string, std::string> env;
   std::string cwd;
-  ExecLimits limits;
+  process::Limits limits;                    // timeout_s, max_output_bytes, max_line_bytes, max_stderr_bytes
   size_t max_errors = 5;                     // schema errors listed in a report
 };
 
@@ -71,9 +74,14 @@ class ExecCollector : public Collector {
  public:
   explicit ExecCollector(ExecCollectorConfig config) : config_(std::move(config)) {}
   std::string name() const override { return config_.exec.name; }
+  // Once, or once per node / rank / day when the command's arguments use {node}, {rank} or {day}
+  // (ATTRIBUTION_NODE / _RANK / _DAY in the environment; with format: text each run's stdout is that
+  // node's source). The report sums the runs and names each failed one.
   ConnectorReport collect(const WorkloadAttempt& attempt, EvidenceSink& sink) override;
 
  private:
+  ConnectorReport collect_one(const WorkloadAttempt& attempt, const TemplateBinding& binding, bool per_item,
+                              EvidenceSink& sink);
   ExecCollectorConfig config_;
 };
 

@@ -1,5 +1,9 @@
-// Runs a command (no shell) and captures its stdout (bounded) and the tail of its stderr, with a
-// timeout. Used by the kubectl-based connectors (k8s pod logs, Kueue adapter).
+// How the kubectl-based connectors (k8s pod logs, Kueue adapter) run kubectl: through the
+// blueprint's process runner (process/process_runner.h, which states the full contract: no shell,
+// stdin /dev/null, its own process group, never hangs), with kubectl's policy on top: stdout
+// captured whole up to `max_stdout` bytes (more: killed, `truncated`), the last 4 KiB of stderr
+// kept for the report, SIGKILL at once on timeout (kubectl has nothing to flush), and the
+// inherited environment unchanged.
 //
 // Thread-safety: reentrant.
 #pragma once
@@ -8,17 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "process/process_runner.h"
+
 namespace attribution::blueprint {
 
-struct ProcessResult {
-  bool started = false;
-  int exit_code = -1;        // -1 when killed or not started
-  bool timed_out = false;
-  bool truncated = false;    // stdout exceeded max_stdout (the process was killed)
+struct ProcessResult : process::Result {
+  // From process::Result: started, exit_code (-1 when killed, ended by a signal or not started),
+  // timed_out, truncated, error (why it could not run: "cannot run kubectl: No such file or
+  // directory").
   std::string out;
-  std::string err;           // last 4 KiB of stderr
-  std::string error;         // why it could not run ("kubectl: not found")
-  // "kubectl get pods: exit 1: <stderr tail>" style summary for reports.
+  std::string err;  // last 4 KiB of stderr
+  // "kubectl get pods: exit 1: <last line of stderr>" style summary for reports.
   std::string describe(const std::string& what) const;
 };
 

@@ -1,20 +1,15 @@
 #include "connectors/slurm/slurm_adapter.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstring>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
 #include "attribution/codec.h"
+#include "process/process_runner.h"
 
 namespace attribution::blueprint::slurm {
 namespace {
@@ -70,66 +65,40 @@ std::string iso_utc(TimeNs t) {
   return s.substr(0, 19);
 }
 
-// Runs argv with extra environment; captures stdout and stderr; kills after timeout.
-bool run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int timeout_s,
-                 std::string& out, std::string& err, int& status, std::string& error) {
-  int po[2], pe[2];
-  if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
-    error = fmt::format("pipe: {}", strerror(errno));
-    return false;
+// sacct and scontrol run through the blueprint's process runner (process/process_runner.h: no
+// shell, stdin /dev/null, their own process group, never hang) with the adapter's policy: the
+// configured timeout bounds each run and SIGKILLs the group at once (both only read; nothing to
+// flush); SLURM_TIME_FORMAT and SLURM_CONF reach them through the runner's environment (the
+// blueprint's own environment is never changed); stdout is captured up to a cap, stderr bounded.
+constexpr uint64_t kSacctMaxStdoutBytes = 1ull << 30;     // ~2 million rows; more: narrow the range
+constexpr uint64_t kScontrolMaxStdoutBytes = 1ull << 20;  // one job's record (a het job: a few)
+
+process::Result run_slurm_client(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                 int timeout_s, uint64_t max_stdout_bytes, std::string& out) {
+  process::Request request;
+  request.argv = argv;
+  request.env = env;
+  request.limits.timeout_s = timeout_s;
+  request.limits.max_stdout_bytes = max_stdout_bytes;
+  request.limits.kill_grace_ms = 0;
+  return process::run_capture(request, out);
+}
+
+// "`SLURM_TIME_FORMAT=%s sacct ... -j 55`: exit 1; stderr: sacct: error: ..." — the command as it
+// ran (with the environment the adapter gave it), how it ended, its stderr on one line.
+std::string describe_failure(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                             const process::Result& r) {
+  std::vector<std::string> words;
+  for (const auto& [name, value] : env) words.push_back(name + "=" + value);
+  words.insert(words.end(), argv.begin(), argv.end());
+  std::string text = fmt::format("`{}`: {}", process::describe_command(words), r.failure());
+  std::string stderr_line;
+  for (char c : trim(r.stderr_text)) {
+    if (c == '\n') stderr_line += " | ";
+    else if (c != '\r') stderr_line += c;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    error = fmt::format("fork: {}", strerror(errno));
-    return false;
-  }
-  if (pid == 0) {
-    dup2(po[1], 1);
-    dup2(pe[1], 2);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    dprintf(2, "exec %s: %s", args[0], strerror(errno));
-    _exit(127);
-  }
-  close(po[1]);
-  close(pe[1]);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-  int open_fds = 2;
-  bool timed_out = false;
-  char buf[65536];
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    int n = poll(fds, 2, static_cast<int>(left));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;
-    for (auto& p : fds) {
-      if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = read(p.fd, buf, sizeof buf);
-      if (r > 0) (p.fd == po[0] ? out : err).append(buf, static_cast<size_t>(r));
-      else {
-        close(p.fd);
-        p.fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  if (timed_out) kill(pid, SIGKILL);
-  for (auto& p : fds)
-    if (p.fd >= 0) close(p.fd);
-  waitpid(pid, &status, 0);
-  if (timed_out) {
-    error = fmt::format("{} timed out after {}s", argv[0], timeout_s);
-    return false;
-  }
-  return true;
+  if (!stderr_line.empty()) text += "; stderr: " + stderr_line;
+  return text;
 }
 
 std::string base_job_id(const std::string& job_id) {
@@ -199,6 +168,7 @@ class SlurmAdapter : public Adapter {
       return false;
     }
     std::vector<std::string> args = {"-a", "-j", job_id};
+    scontrol_unusable_.clear();
     return query(args, kNoTime, kNoTime, out, error);
   }
 
@@ -210,6 +180,7 @@ class SlurmAdapter : public Adapter {
                                      slurm_time_arg(to + 1'000'000'000LL), "-s", "CA,CD,DL,F,NF,OOM,PR,TO,BF,RQ"};
     std::vector<SacctRow> rows;
     if (!sacct(args, rows, error)) return false;
+    scontrol_unusable_.clear();
     std::set<std::string> ids;
     std::vector<std::string> order;
     for (const auto& r : rows) {
@@ -245,24 +216,26 @@ class SlurmAdapter : public Adapter {
       argv.push_back(o_.cluster);
     }
     argv.insert(argv.end(), extra.begin(), extra.end());
-    std::string out, err;
-    int status = 0;
-    if (!run_process(argv, env(), o_.timeout_s, out, err, status, error)) return false;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      error = fmt::format("sacct failed (exit {}): {}", WIFEXITED(status) ? WEXITSTATUS(status) : -1, trim(err));
+    std::string out;
+    process::Result r = run_slurm_client(argv, env(), o_.timeout_s, kSacctMaxStdoutBytes, out);
+    if (!r.failure().empty()) {
+      error = "sacct failed: " + describe_failure(argv, env(), r);
       return false;
     }
     rows = parse_sacct(out, sacct_columns());
     return true;
   }
 
-  // scontrol show job -o ID → key=value map (empty when the controller forgot the job).
-  std::map<std::string, std::string> scontrol_job(const std::string& raw_id) {
+  // scontrol show job -o ID → key=value map; empty when the controller forgot the job (scontrol
+  // exits non-zero) or scontrol could not answer: then `unusable` says why (not started, timed
+  // out, output over the limit, killed by a signal).
+  std::map<std::string, std::string> scontrol_job(const std::string& raw_id, std::string& unusable) {
     std::map<std::string, std::string> kv;
-    std::string out, err, error;
-    int status = 0;
-    if (!run_process({o_.scontrol, "show", "job", "-o", raw_id}, env(), o_.timeout_s, out, err, status, error)) return kv;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return kv;
+    std::vector<std::string> argv = {o_.scontrol, "show", "job", "-o", raw_id};
+    std::string out;
+    process::Result r = run_slurm_client(argv, env(), o_.timeout_s, kScontrolMaxStdoutBytes, out);
+    if (!r.started || r.timed_out || r.truncated || r.signal != 0) unusable = describe_failure(argv, env(), r);
+    if (!r.failure().empty()) return kv;
     // Values may contain spaces only in Command/Comment/Reason; StdOut/StdErr/WorkDir are taken up
     // to the next " Key=" token.
     std::string line = out.substr(0, out.find('\n'));
@@ -350,7 +323,14 @@ class SlurmAdapter : public Adapter {
     std::string raw = job["JobIDRaw"].empty() ? c.id : job["JobIDRaw"];
     std::string out_path, err_path;
     // The controller's view is authoritative while it still holds the job (and this attempt is its last).
-    auto kv = scontrol_job(raw);
+    // Once scontrol could not answer (hung, missing, ...), the rest of this query does without it,
+    // so a hung controller costs one timeout per query, not one per attempt; each attempt says so.
+    std::map<std::string, std::string> kv;
+    if (scontrol_unusable_.empty()) kv = scontrol_job(raw, scontrol_unusable_);
+    if (!scontrol_unusable_.empty()) {
+      a.reports.push_back({"slurm:scontrol", "error",
+                           scontrol_unusable_ + "; StdOut/StdErr taken from the SubmitLine or slurm-%j.out", 0, 0});
+    }
     if (!kv.empty()) {
       out_path = kv["StdOut"];
       err_path = kv["StdErr"];
@@ -380,6 +360,7 @@ class SlurmAdapter : public Adapter {
 
   Options o_;
   std::string scratch_;
+  std::string scontrol_unusable_;  // why scontrol could not answer during the current query
 };
 
 }  // namespace

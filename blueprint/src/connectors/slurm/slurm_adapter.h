@@ -9,6 +9,15 @@
 // Evidence named for the files step: the job's StdOut/StdErr (scontrol, else the -o/-e of the
 // SubmitLine, else WorkDir/slurm-%j.out; %j %A %a %x %u %N %% expanded) and the job's sacct rows
 // written to a temp file (kind scheduler, like a bundle's sacct.txt).
+//
+// sacct and scontrol run through the blueprint's process runner (process/process_runner.h), never
+// a shell: `timeout` (config, default 60 s) bounds each run, then the command's process group is
+// SIGKILLed; SLURM_TIME_FORMAT=%s and SLURM_CONF (config slurm_conf) are passed in its environment.
+// A sacct that fails, hangs or prints more than 1 GiB fails the query with an error naming the
+// command as run, how it ended and its stderr. A scontrol that exits non-zero (the controller forgot
+// the job) is not an error; one that cannot run, hangs or prints more than 1 MiB is not asked again
+// in that query (one timeout per query, not per job), and that attempt and each later one carry a
+// "slurm:scontrol" error report saying so (their StdOut/StdErr come from the SubmitLine).
 #pragma once
 
 #include <map>

@@ -116,3 +116,32 @@ took=$((SECONDS - t0))
 [[ $RC == 1 ]] && grep -q "timed out after 2 s" "$WORK/run.err" && (( took < 30 )) \
   || fail "LSF hanging: exit $RC after ${took}s: $(cat "$WORK/run.err")"
 pass "adapter hanging: killed after 2 s (run took ${took}s), exit 1 naming the timeout"
+
+# --- once per node: {node} in the arguments runs the command for each node of the job, with
+#     ATTRIBUTION_NODE set; format: text makes each run's stdout that node's source; one node's
+#     failure is named in the report, the other nodes' output is used.
+cat > "$WORK/pernode.sh" <<'SH'
+#!/bin/sh
+echo "$1 $ATTRIBUTION_NODE" >> "$PERNODE_SEEN"
+case "$1" in
+  gpu-c03) echo "2026-10-13T18:27:39Z gpu-c03 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has fallen off the bus." ;;
+  gpu-c02) echo "journal not reachable on gpu-c02" >&2; exit 4 ;;
+esac
+exit 0
+SH
+chmod +x "$WORK/pernode.sh"
+collector_run pernode "  - type: exec
+    name: exec/journal
+    format: text
+    source: {kind: syslog}
+    env: {PERNODE_SEEN: $WORK/pernode.seen}
+    command: [$WORK/pernode.sh, \"{node}\"]"
+[[ $RC == 3 ]] || fail "per node: run exited $RC, expected 3 (one node's command failed)"
+[[ $(sort "$WORK/pernode.seen" | tr '\n' ' ') == "gpu-c01 gpu-c01 gpu-c02 gpu-c02 gpu-c03 gpu-c03 gpu-c04 gpu-c04 " ]] \
+  || fail "per node: runs seen $(tr '\n' ' ' < "$WORK/pernode.seen") (argument and ATTRIBUTION_NODE for each of the 4 nodes)"
+r=$(report pernode exec/journal)
+jq -e '.status == "error" and (.reason | contains("once per node: 4 run(s), 1 ok, 2 empty, 1 failed"))
+       and (.reason | contains("[gpu-c02]")) and (.reason | contains("exit 4")) and (.reason | contains("journal not reachable on gpu-c02"))
+       and .observations == 1' <<<"$r" >/dev/null || fail "per node report: $r"
+grep -q '"source":"exec/journal:gpu-c03"' <(jq -c . "$WORK/pernode.json") || fail "per node: gpu-c03's stdout is not evidence as source exec/journal:gpu-c03"
+pass "once per node: 4 runs with {node} and ATTRIBUTION_NODE, gpu-c03's line used as source exec/journal:gpu-c03, gpu-c02's exit 4 named, run exit 3"
