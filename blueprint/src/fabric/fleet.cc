@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
 #include "attribution/codec.h"
 
@@ -38,8 +39,43 @@ double binomial_upper_tail(uint64_t n, uint64_t k, double p) {
 }
 
 FleetAnalysis::FleetAnalysis(const TopologyIndex& topology, FleetOptions options)
-    : topo_(topology), opt_(options), crossing_(topology.components().size(), 0),
-      failures_(topology.components().size()), direct_failures_(topology.components().size()) {}
+    : FleetAnalysis(std::vector<TopologyEpoch>{{0, &topology}}, options) {}
+
+FleetAnalysis::FleetAnalysis(std::vector<TopologyEpoch> epochs, FleetOptions options)
+    : epochs_(std::move(epochs)), opt_(options) {
+  if (epochs_.empty()) throw std::invalid_argument("FleetAnalysis: no topology");
+  std::stable_sort(epochs_.begin(), epochs_.end(),
+                   [](const TopologyEpoch& a, const TopologyEpoch& b) { return a.valid_from_ns < b.valid_from_ns; });
+  std::map<std::string, int> by_id;
+  global_of_.resize(epochs_.size());
+  for (size_t e = 0; e < epochs_.size(); ++e) {
+    const auto& comps = epochs_[e].index->components();
+    global_of_[e].resize(comps.size());
+    for (size_t c = 0; c < comps.size(); ++c) {
+      auto [it, added] = by_id.emplace(comps[c].id, static_cast<int>(comps_.size()));
+      if (added) comps_.push_back({comps[c].id, comps[c].kind, comps[c].group, e, static_cast<int>(c)});
+      GlobalComponent& g = comps_[static_cast<size_t>(it->second)];
+      g.kind = comps[c].kind;
+      g.group = comps[c].group;
+      g.epoch = e;
+      g.local = static_cast<int>(c);
+      global_of_[e][c] = it->second;
+    }
+  }
+  local_of_.assign(epochs_.size(), std::vector<int>(comps_.size(), -1));
+  for (size_t e = 0; e < epochs_.size(); ++e)
+    for (size_t c = 0; c < global_of_[e].size(); ++c) local_of_[e][static_cast<size_t>(global_of_[e][c])] = static_cast<int>(c);
+  crossing_.assign(comps_.size(), 0);
+  failures_.resize(comps_.size());
+  direct_failures_.resize(comps_.size());
+}
+
+size_t epoch_at(const std::vector<TopologyEpoch>& epochs, int64_t t) {
+  size_t e = 0;
+  for (size_t i = 1; i < epochs.size(); ++i)
+    if (epochs[i].valid_from_ns <= t) e = i;
+  return e;
+}
 
 namespace {
 void split_hosts(std::string_view s, std::vector<std::string>& out) {
@@ -59,8 +95,11 @@ void FleetAnalysis::add(const FabricRunRow& row) {
   ++runs_;
   if (row.failed) ++failed_;
   split_hosts(row.hosts, host_scratch_);
-  topo_.crossed(host_scratch_, scratch_);
-  for (int c : scratch_) ++crossing_[static_cast<size_t>(c)];
+  const size_t epoch = epoch_at(epochs_, row.end_ns);
+  const TopologyIndex& topo = *epochs_[epoch].index;
+  const std::vector<int>& global = global_of_[epoch];
+  topo.crossed(host_scratch_, scratch_);
+  for (int c : scratch_) ++crossing_[static_cast<size_t>(global[static_cast<size_t>(c)])];
   if (!row.fabric) return;
   ++fabric_failed_;
   FailedRun fr;
@@ -70,9 +109,11 @@ void FleetAnalysis::add(const FabricRunRow& row) {
   fr.user = std::string(row.user);
   fr.outcome = std::string(row.outcome);
   fr.hosts = host_scratch_;
+  fr.epoch = epoch;
   json ev = json::parse(row.evidence.begin(), row.evidence.end(), nullptr, false);
   fr.evidence = json::array();
   std::vector<int> touched, direct;
+  std::vector<int> host_side;  // links named by a host's own port evidence (not a switch's, not a peer's)
   if (ev.is_array()) {
     for (const auto& e : ev) {
       if (!e.is_object()) continue;
@@ -81,9 +122,40 @@ void FleetAnalysis::add(const FabricRunRow& row) {
       if (auto l = e.find("location"); l != e.end() && l->is_object())
         for (const auto& [k, v] : l->items())
           if (v.is_string()) loc.fields[k] = v.get<std::string>();
-      topo_.touched(loc, touched, &direct);
+      size_t before = direct.size(), before_touched = touched.size();
+      topo.touched(loc, touched, &direct);
+      if (loc.fields.count("switch_port")) {
+        // A switch's own report (ibqueryerrors) lists every port over threshold, most of them on
+        // other jobs' paths: only the ports this run crossed can have failed it.
+        auto off_path = [&](int c) { return !std::binary_search(scratch_.begin(), scratch_.end(), c); };
+        touched.erase(std::remove_if(touched.begin() + static_cast<std::ptrdiff_t>(before_touched), touched.end(), off_path),
+                      touched.end());
+        direct.erase(std::remove_if(direct.begin() + static_cast<std::ptrdiff_t>(before), direct.end(), off_path),
+                     direct.end());
+      }
+      const bool own_port = (loc.fields.count("hca") || loc.fields.count("iface")) && !loc.fields.count("switch_port") &&
+                            !loc.fields.count("peer") && !loc.fields.count("peer_gid") && !loc.fields.count("peer_lid");
+      if (own_port)
+        for (size_t i = before; i < direct.size(); ++i)
+          if (topo.components()[static_cast<size_t>(direct[i])].kind == "link") host_side.push_back(direct[i]);
       if (fr.evidence.size() < kMaxEvidencePerRun) fr.evidence.push_back(e);
     }
+  }
+  // Several hosts' ports under one switch failing in the same run point at the switch, not at each
+  // link: the switch becomes direct evidence and those links only lie on its path.
+  std::sort(host_side.begin(), host_side.end());
+  host_side.erase(std::unique(host_side.begin(), host_side.end()), host_side.end());
+  std::map<int, std::vector<int>> by_switch;
+  for (int c : host_side) {
+    const Link& l = topo.topology().links[static_cast<size_t>(topo.components()[static_cast<size_t>(c)].link)];
+    for (const LinkEnd* end : {&l.a, &l.b})
+      if (end->is_switch())
+        if (int s = topo.find("switch:" + end->sw); s >= 0) by_switch[s].push_back(c);
+  }
+  for (const auto& [sw, links] : by_switch) {
+    if (links.size() < 2) continue;
+    direct.push_back(sw);
+    for (int c : links) direct.erase(std::remove(direct.begin(), direct.end(), c), direct.end());
   }
   // Only components the run crossed (or that its peers' paths reach) count; evidence naming a
   // host outside the topology touches nothing.
@@ -98,7 +170,14 @@ void FleetAnalysis::add(const FabricRunRow& row) {
   // A touched component is also crossed (a peer's link may lie outside the run's own hosts only
   // when the peer is another job's; count it as crossed by this run).
   for (int c : touched)
-    if (!std::binary_search(scratch_.begin(), scratch_.end(), c)) ++crossing_[static_cast<size_t>(c)];
+    if (!std::binary_search(scratch_.begin(), scratch_.end(), c)) ++crossing_[static_cast<size_t>(global[static_cast<size_t>(c)])];
+  auto to_global = [&](std::vector<int>& v) {
+    for (int& c : v) c = global[static_cast<size_t>(c)];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  to_global(touched);
+  to_global(direct);
   fr.touched = std::move(touched);
   fr.direct = std::move(direct);
   uint32_t idx = static_cast<uint32_t>(failed_runs_.size());
@@ -108,7 +187,7 @@ void FleetAnalysis::add(const FabricRunRow& row) {
 }
 
 json FleetAnalysis::finish() const {
-  const auto& comps = topo_.components();
+  const auto& comps = comps_;
   double base = runs_ > 0 ? static_cast<double>(fabric_failed_) / static_cast<double>(runs_) : 0;
   // The null model: every component of a kind is touched by fabric failures at the same rate per
   // crossing run, the kind's fleet-wide rate (touches / crossings), once over all evidence and
@@ -184,7 +263,9 @@ json FleetAnalysis::finish() const {
     json ambiguous = json::array();
     for (size_t j = i + 1; j < tests.size(); ++j) {
       size_t d = static_cast<size_t>(tests[j].c);
-      if (done[d] || failures_[d] != failures_[c] || comps[d].group != comps[c].group) continue;
+      if (done[d] || failures_[d] != failures_[c] || direct_failures_[d] != direct_failures_[c] ||
+          comps[d].group != comps[c].group)
+        continue;
       done[d] = 1;
       ambiguous.push_back(comps[d].id);
     }
@@ -212,8 +293,9 @@ json FleetAnalysis::finish() const {
           for (const auto& [k, v] : l->items())
             if (v.is_string()) loc.fields[k] = v.get<std::string>();
         std::vector<int> touched;
-        topo_.touched(loc, touched);
-        if (!std::binary_search(touched.begin(), touched.end(), t.c)) continue;
+        epochs_[fr.epoch].index->touched(loc, touched);
+        const int local = local_of_[fr.epoch][c];
+        if (local < 0 || !std::binary_search(touched.begin(), touched.end(), local)) continue;
         if (!loc.node.empty()) hosts.insert(loc.node);
         if (evidence.size() < kMaxEvidenceListed) {
           json ej = e;
@@ -230,7 +312,8 @@ json FleetAnalysis::finish() const {
     f["nvlink_domain"] = nullptr;
     json attached = json::array();
     if (comps[c].kind == "link") {
-      const Link& l = topo_.topology().links[static_cast<size_t>(comps[c].link)];
+      const TopologyIndex& rep = *epochs_[comps[c].epoch].index;
+      const Link& l = rep.topology().links[static_cast<size_t>(rep.components()[static_cast<size_t>(comps[c].local)].link)];
       for (const LinkEnd* e : {&l.a, &l.b}) {
         if (e->is_switch() && f["switch"].is_null()) {
           f["switch"] = e->sw;
@@ -271,10 +354,18 @@ json FleetAnalysis::finish() const {
   doc["schema"] = "attribution.fabric_findings/v1";
   doc["window"] = {{"from", format_rfc3339(opt_.from_ns)}, {"to", format_rfc3339(opt_.to_ns)},
                    {"from_ns", opt_.from_ns}, {"to_ns", opt_.to_ns}};
-  const Topology& topo = topo_.topology();
+  const Topology& topo = epochs_.back().index->topology();  // the version valid at the window's end
   doc["topology"] = {{"id", topo.id},
                      {"valid_from", topo.valid_from_ns == kNoValidFrom ? json(nullptr) : json(format_rfc3339(topo.valid_from_ns))},
                      {"digest", topo.digest}};
+  if (epochs_.size() > 1) {
+    json versions = json::array();
+    for (const auto& e : epochs_) {
+      const Topology& t = e.index->topology();
+      versions.push_back({{"id", t.id}, {"valid_from", t.valid_from_ns == kNoValidFrom ? json(nullptr) : json(format_rfc3339(t.valid_from_ns))}});
+    }
+    doc["topology"]["versions"] = versions;  // each run resolved against the one valid at its end
+  }
   doc["fleet"] = {{"runs", runs_},
                   {"failed", failed_},
                   {"fabric_failed", fabric_failed_},

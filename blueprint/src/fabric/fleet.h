@@ -44,9 +44,25 @@ inline constexpr size_t kMaxHostsListed = 50;
 // P(X ≥ k) for X ~ Binomial(n, p).
 double binomial_upper_tail(uint64_t n, uint64_t k, double p);
 
+// One stored topology version and the time it is valid from.
+struct TopologyEpoch {
+  int64_t valid_from_ns = 0;
+  const TopologyIndex* index = nullptr;
+};
+
+// The index of the version valid at `t` in `epochs` sorted by valid_from: the newest with
+// valid_from ≤ t; before every version, the oldest (0). `epochs` must not be empty.
+size_t epoch_at(const std::vector<TopologyEpoch>& epochs, int64_t t);
+
 class FleetAnalysis {
  public:
+  // One topology for every run.
   FleetAnalysis(const TopologyIndex& topology, FleetOptions options);
+  // Several versions (any order; at least one): each run is resolved against the version valid at
+  // its end (the newest with valid_from ≤ end; before every version, the oldest). Components are
+  // the union of the versions' by id (a link re-cabled mid-window is a new component), each
+  // described by the newest version that has it. The indexes must outlive the analysis.
+  FleetAnalysis(std::vector<TopologyEpoch> epochs, FleetOptions options);
   // Rows may come in any order; rows outside [from, to] are ignored.
   void add(const FabricRunRow& row);
   // The findings document (schema attribution.fabric_findings/v1) without ids and status: each
@@ -57,20 +73,29 @@ class FleetAnalysis {
  private:
   struct FailedRun {
     int64_t run_id = 0, end_ns = 0;
+    size_t epoch = 0;
     std::string job_id, user, outcome;
     std::vector<std::string> hosts;
     nlohmann::json evidence;           // the entries kept
     std::vector<int> touched;          // components
     std::vector<int> direct;           // of those, named by the evidence itself
   };
-  const TopologyIndex& topo_;
+  struct GlobalComponent {
+    std::string id, kind, group;
+    size_t epoch = 0;  // the newest version that has it
+    int local = -1;    // its index there
+  };
+  std::vector<TopologyEpoch> epochs_;             // by valid_from
+  std::vector<std::vector<int>> global_of_;       // per epoch: local component → global
+  std::vector<std::vector<int>> local_of_;        // per epoch: global component → local (-1: absent)
+  std::vector<GlobalComponent> comps_;
   FleetOptions opt_;
   uint64_t runs_ = 0, failed_ = 0, fabric_failed_ = 0, unresolved_ = 0;
   std::vector<uint32_t> crossing_;
   std::vector<std::vector<uint32_t>> failures_;         // per component: indices into failed_runs_
   std::vector<std::vector<uint32_t>> direct_failures_;  // per component: of those, with direct evidence
   std::vector<FailedRun> failed_runs_;
-  std::vector<int> scratch_;
+  std::vector<int> scratch_;  // crossed components of the run being added (local ids)
   std::vector<std::string> host_scratch_;
 };
 

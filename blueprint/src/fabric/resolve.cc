@@ -137,16 +137,20 @@ void TopologyIndex::touched(const Location& loc, std::vector<int>& out, std::vec
     auto it = loc.fields.find(k);
     return it == loc.fields.end() || it->second.empty() ? nullptr : &it->second;
   };
-  auto add_link = [&](int c) {
+  // A port named directly names its link (`named`); the switch at either end is on it, not named
+  // (one bad port is the link's; a switch is named by several of its ports at once,
+  // FleetAnalysis::add).
+  auto add_link = [&](int c, bool named = true) {
     out.push_back(c);
-    if (direct) direct->push_back(c);
+    if (named && direct) direct->push_back(c);
     const Link& l = topology_.links[static_cast<size_t>(components_[c].link)];
-    for (const LinkEnd* e : {&l.a, &l.b}) {
-      if (!e->is_switch()) continue;
-      out.push_back(by_id_.at("switch:" + e->sw));
-      if (direct) direct->push_back(out.back());
-    }
+    for (const LinkEnd* e : {&l.a, &l.b})
+      if (e->is_switch()) out.push_back(by_id_.at("switch:" + e->sw));
   };
+  // A completion error names the local HCA it was seen on and the peer it was talking to: the path
+  // between the two broke, so the local links are on it but not named as the fault.
+  const bool towards_peer = field("peer") || field("peer_gid") || field("peer_lid");
+  auto add_local_link = [&](int c) { add_link(c, !towards_peer); };
   bool located = false;
   // A switch port named directly.
   if (const std::string* sp = field("switch_port")) {
@@ -177,12 +181,12 @@ void TopologyIndex::touched(const Location& loc, std::vector<int>& out, std::vec
   const std::string* hca_port = field("hca_port");
   if (hca != nullptr && hca_port != nullptr) {
     if (auto it = hca_port_link_.find(loc.node + "/" + *hca + "/" + *hca_port); it != hca_port_link_.end()) {
-      add_link(it->second);
+      add_local_link(it->second);
       located = true;
     }
   } else if (hca != nullptr) {
     if (auto it = hca_links_.find(loc.node + "/" + *hca); it != hca_links_.end()) {
-      for (int c : it->second) add_link(c);
+      for (int c : it->second) add_local_link(c);
       located = true;
     }
   } else if (const std::string* iface = field("iface")) {

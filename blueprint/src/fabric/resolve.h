@@ -46,7 +46,8 @@ class TopologyIndex {
   // The components one piece of evidence points at (sorted, distinct, appended to `out`). A peer
   // address is resolved among all hosts of the topology. `direct`, when given, receives the
   // subset named by the evidence itself (a local HCA port or netdev, a switch port, an NVSwitch)
-  // as opposed to inferred from a peer's path or from the host alone.
+  // as opposed to inferred from a peer's path or from the host alone. A local HCA named together
+  // with a peer (a completion error) is on the path, not named: it is not direct.
   void touched(const Location& loc, std::vector<int>& out, std::vector<int>* direct = nullptr) const;
   // Components attached to one host (its links, their switches, its NVLink domain): the fleet
   // context lookup ("does this job's host share a component with an open finding").

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <set>
 #include <stdexcept>
 
@@ -229,6 +231,19 @@ class SqliteFabricStore : public FabricStore {
     return std::nullopt;
   }
 
+  bool topology_starts(int64_t from, int64_t to, std::vector<int64_t>& out, std::string& error) override {
+    error.clear();
+    out.clear();
+    Q q(db_, "SELECT DISTINCT valid_from_ns FROM fabric_topologies WHERE valid_from_ns > ?1 AND valid_from_ns <= ?2 "
+             "ORDER BY valid_from_ns", error);
+    if (!q) return false;
+    q.i64(1, from);
+    q.i64(2, to);
+    int rc;
+    while ((rc = sqlite3_step(q.s)) == SQLITE_ROW) out.push_back(sqlite3_column_int64(q.s, 0));
+    return rc == SQLITE_DONE || fail(error);
+  }
+
   std::optional<int64_t> newest_end(std::string& error) override {
     Q q(db_, "SELECT max(end_ns) FROM run_fabric", error);
     if (!q || sqlite3_step(q.s) != SQLITE_ROW || sqlite3_column_type(q.s, 0) == SQLITE_NULL) return std::nullopt;
@@ -433,6 +448,16 @@ class PgFabricStore : public FabricStore {
     return out;
   }
 
+  bool topology_starts(int64_t from, int64_t to, std::vector<int64_t>& out, std::string& error) override {
+    out.clear();
+    return guarded(error, [&] {
+      pqxx::read_transaction tx(*conn_);
+      auto r = tx.exec_params("SELECT DISTINCT valid_from_ns FROM fabric_topologies WHERE valid_from_ns > $1 AND "
+                              "valid_from_ns <= $2 ORDER BY valid_from_ns", from, to);
+      for (const auto& row : r) out.push_back(row[0].as<int64_t>());
+    });
+  }
+
   std::optional<int64_t> newest_end(std::string& error) override {
     std::optional<int64_t> out;
     guarded(error, [&] {
@@ -550,18 +575,51 @@ std::unique_ptr<FabricStore> open_fabric_store(const std::string& db, const std:
   return std::make_unique<SqliteFabricStore>(db, read_only);
 }
 
+namespace {
+// The topology versions valid during [from, to]: the one valid at `from` and each one that starts
+// inside the window (docs/fabric.md §3: each run is resolved against the version valid at its end).
+struct WindowTopologies {
+  std::vector<std::unique_ptr<fabric::TopologyIndex>> indexes;
+  std::vector<fabric::TopologyEpoch> epochs;
+  // The version valid at `t` (epochs are ascending by valid_from).
+  const fabric::TopologyIndex& at(int64_t t) const { return *epochs[fabric::epoch_at(epochs, t)].index; }
+};
+
+bool window_topologies(FabricStore& store, int64_t from, int64_t to, WindowTopologies& out, std::string& error) {
+  error.clear();
+  std::vector<int64_t> starts;
+  if (!store.topology_starts(from, to, starts, error)) return false;
+  starts.insert(starts.begin(), from);
+  for (int64_t at : starts) {
+    auto topo = store.topology_at(at, error);
+    if (!topo) {
+      if (!error.empty()) return false;
+      continue;
+    }
+    if (!out.indexes.empty() && out.indexes.back()->topology().id == topo->id) continue;
+    int64_t valid_from = out.indexes.empty() ? INT64_MIN : topo->valid_from_ns;
+    out.indexes.push_back(std::make_unique<fabric::TopologyIndex>(std::move(*topo)));
+    out.epochs.push_back({valid_from, out.indexes.back().get()});
+  }
+  return true;
+}
+}  // namespace
+
 bool component_runs(FabricStore& store, const std::string& component, int64_t from, int64_t to, int limit, json& out,
                     std::string& error) {
   error.clear();
-  auto topo = store.topology_at(to, error);
-  if (!topo) {
-    if (error.empty()) error = "no topology stored";
+  WindowTopologies topologies;
+  if (!window_topologies(store, from, to, topologies, error)) return false;
+  if (topologies.epochs.empty()) {
+    error = "no topology stored";
     return false;
   }
-  fabric::TopologyIndex index(std::move(*topo));
-  int c = index.find(component);
-  if (c < 0) {
-    error = fmt::format("no component '{}' in topology {}", component, index.topology().id);
+  const fabric::TopologyIndex& newest = *topologies.epochs.back().index;
+  std::string kind;
+  for (const auto& e : topologies.epochs)
+    if (int c = e.index->find(component); c >= 0) kind = e.index->components()[static_cast<size_t>(c)].kind;
+  if (kind.empty()) {
+    error = fmt::format("no component '{}' in topology {}", component, newest.topology().id);
     return false;
   }
   std::vector<json> runs;
@@ -569,6 +627,9 @@ bool component_runs(FabricStore& store, const std::string& component, int64_t fr
   bool ok = store.scan_runs(
       from, to,
       [&](const fabric::FabricRunRow& r) {
+        const fabric::TopologyIndex& index = topologies.at(r.end_ns);
+        const int c = index.find(component);
+        if (c < 0) return;
         json ev = json::parse(r.evidence.begin(), r.evidence.end(), nullptr, false);
         if (!ev.is_array()) return;
         json hits = json::array();
@@ -596,7 +657,7 @@ bool component_runs(FabricStore& store, const std::string& component, int64_t fr
   });
   size_t total = runs.size();
   if (runs.size() > static_cast<size_t>(limit)) runs.resize(static_cast<size_t>(limit));
-  out = {{"component", component}, {"kind", index.components()[static_cast<size_t>(c)].kind},
+  out = {{"component", component}, {"kind", kind},
          {"runs", std::move(runs)}, {"runs_total", total}};
   return true;
 }
@@ -612,16 +673,16 @@ bool run_fleet_fabric(FabricStore& store, int64_t since_ns, std::optional<int64_
       return false;
     }
   }
-  auto topo = store.topology_at(*to_ns, error);
-  if (!topo) {
-    if (error.empty()) error = fmt::format("{}: no topology stored (attribution-blueprint topology import)", store.describe());
-    return false;
-  }
-  fabric::TopologyIndex index(std::move(*topo));
   fabric::FleetOptions opt;
   opt.from_ns = *to_ns - since_ns;
   opt.to_ns = *to_ns;
-  fabric::FleetAnalysis analysis(index, opt);
+  WindowTopologies topologies;
+  if (!window_topologies(store, opt.from_ns, opt.to_ns, topologies, error)) return false;
+  if (topologies.epochs.empty()) {
+    error = fmt::format("{}: no topology stored (attribution-blueprint topology import)", store.describe());
+    return false;
+  }
+  fabric::FleetAnalysis analysis(topologies.epochs, opt);
   if (!store.scan_runs(opt.from_ns, opt.to_ns, [&](const fabric::FabricRunRow& r) { analysis.add(r); }, error)) return false;
   doc = analysis.finish();
   std::vector<std::pair<std::string, std::string>> open;

@@ -44,6 +44,8 @@ class FabricStore {
   // The version valid at `at_ns` (the newest with valid_from ≤ at; when every version starts
   // later, the oldest); nullopt with error empty when none is stored.
   virtual std::optional<fabric::Topology> topology_at(int64_t at_ns, std::string& error) = 0;
+  // The valid_from times of the versions that start inside (from_ns, to_ns], ascending, distinct.
+  virtual bool topology_starts(int64_t from_ns, int64_t to_ns, std::vector<int64_t>& out, std::string& error) = 0;
   // Newest stored run end (nullopt: no runs).
   virtual std::optional<int64_t> newest_end(std::string& error) = 0;
   // Streams the run_fabric rows with end in [from, to] (only fabric failures with

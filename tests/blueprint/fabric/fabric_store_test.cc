@@ -148,6 +148,32 @@ void exercise(const std::string& db, const std::string& pg) {
   for (const auto& x : all)
     if (x["id"] == id1) closed = x["status"] == "closed";
   EXPECT_TRUE(closed) << all.dump(1);
+
+  // A second version (re-cabled: gpu-b02 now on leaf-01) valid from after the failures: a window
+  // over both resolves the failures against the version of their time, so the old link is named.
+  std::string ibnd = read("small.ibnd");
+  for (size_t p = 0; (p = ibnd.find("gpu-b02", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-@@@");
+  for (size_t p = 0; (p = ibnd.find("gpu-a01", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-b02");
+  for (size_t p = 0; (p = ibnd.find("gpu-@@@", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-a01");
+  fabric::TopologyBuilder b2;
+  ASSERT_TRUE(b2.add_file("v2.ibnd", ibnd, errors));
+  ASSERT_TRUE(b2.add_file("small.yaml", read("small.yaml"), errors));
+  fabric::Topology t2;
+  ASSERT_TRUE(b2.build(t2, errors));
+  t2.valid_from_ns = kT0 + 500 * kHour;
+  t2.imported_at = "2026-11-20T00:00:00.000Z";
+  ASSERT_TRUE(store->put_topology(t2, error)) << error;
+  std::vector<int64_t> starts;
+  ASSERT_TRUE(store->topology_starts(kT0, kT0 + 600 * kHour, starts, error)) << error;
+  EXPECT_EQ(starts, std::vector<int64_t>{kT0 + 500 * kHour});
+  json both;
+  ASSERT_TRUE(run_fleet_fabric(*store, 30 * 24 * kHour, kT0 + 600 * kHour, true, both, error)) << error;
+  EXPECT_EQ(both["topology"]["versions"].size(), 2u) << both["topology"].dump();
+  ASSERT_FALSE(both["findings"].empty()) << both.dump(1);
+  EXPECT_EQ(both["findings"][0]["component"], "link:gpu-b02/mlx5_0/1~leaf-02/2") << both["findings"].dump(1);
+  json runs2;
+  ASSERT_TRUE(component_runs(*store, "link:gpu-b02/mlx5_0/1~leaf-02/2", INT64_MIN, kT0 + 600 * kHour, 100, runs2, error)) << error;
+  EXPECT_EQ(runs2["runs"].size(), 8u);
 }
 
 TEST(FabricStore, Sqlite) {

@@ -128,6 +128,84 @@ TEST(FleetAnalysis, FindsAFlappingHostLinkNotItsLeaf) {
   EXPECT_NE(findings_text(doc).find("link:gpu-a02/mlx5_0/1~leaf-01/2"), std::string::npos);
 }
 
+TEST(FleetAnalysis, PortsOfSeveralHostsFailingTogetherNameTheirSwitch) {
+  TopologyIndex idx(small());
+  Fleet f = background(2000, 5, 20);
+  // A failing leaf ASIC: in each failed run both hosts under leaf-01 see their own port go down at
+  // once. No single link explains that; the switch does.
+  for (int i = 0; i < 8; ++i) {
+    json ev = json::array();
+    for (const char* h : {"gpu-a01", "gpu-a02"})
+      ev.push_back({{"node", h}, {"symptom", "net.link_down"}, {"location", {{"iface", "mlx5_0"}, {"hca_port", "1"}}},
+                    {"text", "mlx5_core 0000:1a:00.0 mlx5_0: Port: 1 Link DOWN"}});
+    f.add(6000 + i, 0, "gpu-a01 gpu-a02", true, true, ev.dump(), i);
+  }
+  f.finish(kT0);
+  json doc = analyse(idx, f);
+  ASSERT_FALSE(doc["findings"].empty()) << doc.dump(1);
+  EXPECT_EQ(doc["findings"][0]["component"], "switch:leaf-01") << doc["findings"].dump(1);
+  EXPECT_GE(doc["findings"][0]["direct_runs"].get<int>(), 8);
+  for (const auto& finding : doc["findings"])
+    EXPECT_EQ(finding["component"].get<std::string>().find("link:gpu-a0"), std::string::npos) << doc["findings"].dump(1);
+}
+
+TEST(FleetAnalysis, SwitchReportPortsOffTheRunsPathDoNotCount) {
+  TopologyIndex idx(small());
+  Fleet f = background(2000, 9, 20);
+  // gpu-a02's link fails; each run's switch report (ibqueryerrors on leaf-01) also lists the
+  // leaf's uplink, which a run on one leaf never crosses.
+  for (int i = 0; i < 6; ++i) {
+    json ev = json::array();
+    ev.push_back({{"node", "gpu-a02"}, {"symptom", "ib.port_error"}, {"location", {{"hca", "mlx5_0"}, {"hca_port", "1"}}}});
+    for (const char* port : {"2", "33"})
+      ev.push_back({{"node", "gpu-a01"}, {"symptom", "net.ib.switch_port_errors"},
+                    {"location", {{"switch_guid", "0x7cfe900300a10001"}, {"switch_port", port}, {"counter", "SymbolErrorCounter"}}}});
+    f.add(6100 + i, 0, "gpu-a01 gpu-a02", true, true, ev.dump(), i);
+  }
+  f.finish(kT0);
+  json doc = analyse(idx, f);
+  ASSERT_FALSE(doc["findings"].empty()) << doc.dump(1);
+  EXPECT_EQ(doc["findings"][0]["component"], "link:gpu-a02/mlx5_0/1~leaf-01/2") << doc["findings"].dump(1);
+  EXPECT_TRUE(doc["findings"][0]["ambiguous_with"].empty()) << doc["findings"].dump(1);
+  for (const auto& finding : doc["findings"]) EXPECT_NE(finding["component"], "link:leaf-01/33~spine-01/1");
+}
+
+TEST(FleetAnalysis, EachRunIsResolvedAgainstTheTopologyValidAtItsEnd) {
+  // Version 2 re-cables: gpu-a02 and gpu-b01 swap places (a02 on leaf-02 port 1, b01 on leaf-01
+  // port 2). It starts after every run below, inside the analysis window.
+  std::string ibnd = read("small.ibnd");
+  for (size_t p = 0; (p = ibnd.find("gpu-a02", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-@@@");
+  for (size_t p = 0; (p = ibnd.find("gpu-b01", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-a02");
+  for (size_t p = 0; (p = ibnd.find("gpu-@@@", p)) != std::string::npos; p += 7) ibnd.replace(p, 7, "gpu-b01");
+  TopologyBuilder b;
+  std::vector<InputError> errors;
+  ASSERT_TRUE(b.add_file("v2.ibnd", ibnd, errors));
+  ASSERT_TRUE(b.add_file("small.yaml", read("small.yaml"), errors));
+  Topology v2;
+  ASSERT_TRUE(b.build(v2, errors));
+  TopologyIndex old_index(small()), new_index(std::move(v2));
+  ASSERT_GE(new_index.find("link:gpu-a02/mlx5_0/1~leaf-02/1"), 0);
+
+  Fleet f = background(2000, 7, 20);
+  const char* partners[] = {"gpu-a01", "gpu-b01", "gpu-b02", "gpu-b01", "gpu-a01", "gpu-b02"};
+  for (int i = 0; i < 6; ++i) {
+    json ev = json::array({{{"node", "gpu-a02"}, {"symptom", "ib.port_error"}, {"location", {{"hca", "mlx5_0"}, {"hca_port", "1"}}}}});
+    f.add(5000 + i, 0, std::string(partners[i]) + " gpu-a02", true, true, ev.dump(), i);
+  }
+  f.finish(kT0);
+  const int64_t recabled = kT0 + 100'000'000'000'000;  // after the last run
+  FleetAnalysis a({{recabled, &new_index}, {kNoValidFrom, &old_index}}, {kT0, kT0 + 200'000'000'000'000, 0.01, 2});
+  for (const auto& r : f.rows) a.add(r);
+  json doc = a.finish();
+  ASSERT_FALSE(doc["findings"].empty()) << doc.dump(1);
+  // The port failed while it was cabled to leaf-01 port 2: that link, not today's.
+  EXPECT_EQ(doc["findings"][0]["component"], "link:gpu-a02/mlx5_0/1~leaf-01/2") << doc["findings"].dump(1);
+  EXPECT_EQ(doc["findings"][0]["switch_port"], "leaf-01/2");
+  EXPECT_FALSE(doc["findings"][0]["evidence"].empty());
+  EXPECT_EQ(doc["topology"]["versions"].size(), 2u);
+  for (const auto& finding : doc["findings"]) EXPECT_NE(finding["component"], "link:gpu-a02/mlx5_0/1~leaf-02/1");
+}
+
 TEST(FleetAnalysis, BackgroundNoiseAloneFindsNothing) {
   TopologyIndex idx(small());
   for (uint64_t seed : {1, 2, 3}) {

@@ -220,8 +220,18 @@ TEST(Resolve, EvidenceToComponents) {
   idx.touched({"gpu-a01", {{"hca", "mlx5_0"}, {"hca_port", "1"}, {"peer", "10.0.1.2"}}}, all, &direct);
   EXPECT_EQ(all, (std::vector<int>{idx.find("switch:leaf-01"), idx.find("link:gpu-a01/mlx5_0/1~leaf-01/1"),
                                     idx.find("link:gpu-a02/mlx5_0/1~leaf-01/2")}));
-  // Only the local port is named by the evidence itself.
-  EXPECT_EQ(direct, (std::vector<int>{idx.find("switch:leaf-01"), idx.find("link:gpu-a01/mlx5_0/1~leaf-01/1")}));
+  // A completion error towards a peer names neither end: the path broke, the fault may be the peer's.
+  EXPECT_TRUE(direct.empty());
+  // A local port error names its link, and only its link (the leaf is on it; one port is not the switch).
+  direct.clear();
+  all.clear();
+  idx.touched({"gpu-a01", {{"hca", "mlx5_0"}, {"hca_port", "1"}}}, all, &direct);
+  EXPECT_EQ(direct, (std::vector<int>{idx.find("link:gpu-a01/mlx5_0/1~leaf-01/1")}));
+  direct.clear();
+  all.clear();
+  idx.touched({"gpu-a01", {{"hca", "mlx5_0"}, {"peer", "10.0.1.2"}}}, all, &direct);
+  EXPECT_TRUE(direct.empty());
+  EXPECT_NE(std::find(all.begin(), all.end(), idx.find("link:gpu-a01/mlx5_0/1~leaf-01/1")), all.end());
   // A peer under another leaf (IPv6 with scope, IPv4-mapped GID): the uplinks between them too.
   auto cross = ids({"gpu-a01", {{"peer", "::ffff:10.0.2.1"}}});
   EXPECT_NE(std::find(cross.begin(), cross.end(), "link:leaf-01/33~spine-01/1"), cross.end());
