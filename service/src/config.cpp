@@ -39,6 +39,7 @@ const std::vector<ConfigKey>& config_keys() {
       {"store", "session store: sqlite:PATH (default DATA_DIR/sessions.db) or postgres://USER@HOST/DB (shared by replicas)", true},
       {"store_pool_size", "PostgreSQL connections per replica", false},
       {"store_pool_wait_ms", "milliseconds to wait for a free store connection before 503 store_busy", false},
+      {"store_connect_timeout_s", "at start, seconds to keep retrying an unreachable PostgreSQL store before exiting (0 = try once)", false},
       {"log_level", "debug | info | warn | error", false},
       {"log_format", "json | text", false},
   };
@@ -79,7 +80,8 @@ bool config_set(Config& c, const std::string& raw_key, const std::string& v, std
                                       {"work_concurrency", &c.work_concurrency},
                                       {"work_queue", &c.work_queue},
                                       {"store_pool_size", &c.store_pool_size},
-                                      {"store_pool_wait_ms", &c.store_pool_wait_ms}};
+                                      {"store_pool_wait_ms", &c.store_pool_wait_ms},
+                                      {"store_connect_timeout_s", &c.store_connect_timeout_s}};
   std::map<std::string, uint64_t*> u64s = {
       {"max_body_bytes", &c.max_body_bytes},
       {"max_line_bytes", &c.max_line_bytes},
@@ -143,6 +145,7 @@ std::string config_get(const Config& c, const std::string& key) {
   if (key == "store") return c.store;
   if (key == "store_pool_size") return std::to_string(c.store_pool_size);
   if (key == "store_pool_wait_ms") return std::to_string(c.store_pool_wait_ms);
+  if (key == "store_connect_timeout_s") return std::to_string(c.store_connect_timeout_s);
   return {};
 }
 

@@ -38,6 +38,7 @@ struct Config {
   std::string store;
   int store_pool_size = 8;             // PostgreSQL connections per replica
   int store_pool_wait_ms = 2000;       // wait for a free connection before 503 store_busy
+  int store_connect_timeout_s = 60;    // at start, keep trying an unreachable PostgreSQL this long
   std::string log_level = "info";
   std::string log_format = "json";     // json | text
 };

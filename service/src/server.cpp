@@ -1254,7 +1254,20 @@ bool Service::init(std::string& error) {
   StoreOptions store_options;
   store_options.pool_size = static_cast<size_t>(std::max(1, d.cfg.store_pool_size));
   store_options.pool_wait_ms = d.cfg.store_pool_wait_ms;
-  d.store = Store::open(d.cfg.store, (fs::path(d.cfg.data_dir) / "sessions.db").string(), store_options, db_error);
+  // A PostgreSQL store that is not up yet (a replica starting before its database, as a
+  // Deployment and its database come up together) is retried with backoff for
+  // store_connect_timeout_s; SQLite errors are local and fail at once.
+  const bool remote_store = d.cfg.store.rfind("postgres://", 0) == 0 || d.cfg.store.rfind("postgresql://", 0) == 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(0, d.cfg.store_connect_timeout_s));
+  auto backoff = std::chrono::milliseconds(250);
+  for (int attempt = 1;; ++attempt) {
+    d.store = Store::open(d.cfg.store, (fs::path(d.cfg.data_dir) / "sessions.db").string(), store_options, db_error);
+    if (d.store || !remote_store || std::chrono::steady_clock::now() + backoff > give_up) break;
+    log(LogLevel::kWarn, "store not reachable yet, retrying",
+        {{"attempt", std::to_string(attempt)}, {"retry_in_ms", std::to_string(backoff.count())}, {"error", db_error}});
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+  }
   if (!d.store) {
     error = "store: " + db_error;
     return false;

@@ -19,44 +19,25 @@ set -uo pipefail
 svc=$(realpath "${1:?usage: service_replicas.sh SERVICE BLUEPRINT SOURCE_DIR}")
 bp=$(realpath "${2:?}")
 root=$(realpath "${3:?}")
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
-[[ -n $PGBIN && -x $PGBIN/initdb ]] || { echo "SKIP: postgresql not installed"; exit 77; }
+source "$(dirname "$0")/pg_lib.sh"
+pg_find || { echo "SKIP: postgresql not installed"; exit 77; }
 command -v haproxy >/dev/null || { echo "SKIP: haproxy not installed"; exit 77; }
 command -v psql >/dev/null && command -v curl >/dev/null || { echo "SKIP: psql or curl missing"; exit 77; }
 
 T=$(mktemp -d /tmp/svc-replicas.XXXXXX)
 chmod 755 "$T"
-mkdir -p "$T/pg" "$T/exp" "$T/got" "$T/done" "$T/probe"
-RUNAS=()
-if [[ $(id -u) == 0 ]]; then chown postgres "$T/pg"; RUNAS=(runuser -u postgres --); fi
+mkdir -p "$T/exp" "$T/got" "$T/done" "$T/probe"
+pg_prepare "$T/pg"
 pids=()
-cleanup() {
-  local rc=$?
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  "${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate stop >/dev/null 2>&1
-  if [[ $rc -ne 0 ]]; then
-    echo "--- replica logs (last lines)"; tail -n 5 "$T"/r*.log 2>/dev/null
-    echo "--- postgres log"; tail -n 10 "$T/pg/log" 2>/dev/null
-  fi
-  rm -rf "$T"
-  exit $rc
-}
-trap cleanup EXIT
+LOGS_ON_FAILURE=($T/r*.log)
+trap pg_test_cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# Waits for a state (not a time); the limit only bounds a hang.
-wait_for() { local limit=$1; shift; local end=$((SECONDS + limit)); until "$@"; do ((SECONDS < end)) || return 1; sleep 0.1; done; }
 ready() { curl -sf -o /dev/null "http://127.0.0.1:$1/v2/readyz"; }
 
 # --- PostgreSQL (TCP on loopback; fsync off: a process crash loses nothing, only an OS crash would)
 PGPORT=$(free_port)
-"${RUNAS[@]}" "$PGBIN/initdb" -D "$T/pg/data" -U postgres --auth=trust >"$T/initdb.log" 2>&1 || fail "initdb"
-pg_start() {
-  "${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$T/pg/data" -l "$T/pg/log" -w -t 60 \
-    -o "-k $T/pg -c listen_addresses=127.0.0.1 -p $PGPORT -c fsync=off -c max_connections=80" start >/dev/null
-}
-pg_start || fail "postgres did not start"
+pg_initdb || fail "initdb"
+pg_start "$PGPORT" max_connections=80 || fail "postgres did not start"
 PSQL=(psql -h 127.0.0.1 -p "$PGPORT" -U postgres -v ON_ERROR_STOP=1 -qAt)
 "${PSQL[@]}" -c "CREATE DATABASE attribution" postgres || fail "createdb"
 URI="postgres://postgres@127.0.0.1:$PGPORT/attribution"
@@ -130,9 +111,19 @@ job_has_batches() {
                                         WHERE s.context::jsonb->>'id' = '$1'" 2>/dev/null) || return 1
   [[ $c -gt 0 ]]
 }
+# The jobs past each fault's point wait for it to be injected, so every fault meets traffic in
+# flight however fast the machine runs the jobs (on an idle machine all of them can finish in the
+# time one replica takes to restart).
+gate_for() {  # gate_for JOB_INDEX
+  local j=$1
+  ((j < n / 8)) || wait_for 600 test -e "$T/go1"
+  ((j < n * 3 / 8)) || wait_for 600 test -e "$T/go2"
+  ((j < n * 5 / 8)) || wait_for 600 test -e "$T/go3"
+}
 feeder() {
   local f=$1 k=0
   for ((j = f; j < n; j += FEEDERS)); do
+    gate_for "$j"
     k=$((k + 1))
     if [[ $f == 0 && $k == 3 ]]; then
       # A blueprint killed in the middle of a job: once the service holds some of its batches,
@@ -160,6 +151,7 @@ at_least() { (($(done_count) >= $1)); }
 wait_for 300 at_least $((n / 8)) || fail "no progress before the replica kill"
 kill -9 "${RPID[1]}"
 wait "${RPID[1]}" 2>/dev/null
+touch "$T/go1"  # the next jobs run while replica 1 is down and while it comes back
 sleep 1
 start_replica 1
 wait_for 120 ready "${RPORT[1]}" || fail "replica 1 did not come back"
@@ -167,14 +159,16 @@ echo "fault: replica 1 killed (-9) and restarted after $(done_count)/$n jobs"
 
 # Fault 2: PostgreSQL crashes and restarts.
 wait_for 300 at_least $((n * 3 / 8)) || fail "no progress before the postgres restart"
-"${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$T/pg/data" -m immediate stop >/dev/null || fail "postgres stop"
+"${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null || fail "postgres stop"
+touch "$T/go2"  # the next jobs meet the database down, then recovering
 sleep 1
-pg_start || fail "postgres did not restart"
+pg_start "$PGPORT" max_connections=80 || fail "postgres did not restart"
 echo "fault: postgres crash-restarted after $(done_count)/$n jobs"
 
 # Fault 3: fill the connection pools. A lock on service_batches holds every append; extra
 # clients post straight to each replica until the pools are exhausted.
 wait_for 300 at_least $((n * 5 / 8)) || fail "no progress before the pool fill"
+touch "$T/go3"  # the remaining jobs compete with the probes for the pools
 # The extra clients' sessions exist before the lock (creating one does not touch service_batches).
 for k in $(seq 0 11); do
   port=${RPORT[$((k % 3))]} id=""
