@@ -842,8 +842,15 @@ void Analysis::explain(int effect, int cause, const std::string& rule) {
 
 bool within_window(const Item& cause, const Item& effect, int64_t before_ns, int64_t within_ns) {
   TimeNs c = cause.first(), e = effect.first();
-  if (c == kNoTime || e == kNoTime) return true;
-  return e >= c - before_ns && e <= c + within_ns;
+  if (c != kNoTime && e != kNoTime) return e >= c - before_ns && e <= c + within_ns;
+  // Without times, lines of one source are still in time order: a window that is one-sided
+  // (nothing before the cause, or nothing after it) keeps that side by line number.
+  const EvidenceLine* ce = cause.rec->evidence.empty() ? nullptr : &cause.rec->evidence.front();
+  const EvidenceLine* ee = effect.rec->evidence.empty() ? nullptr : &effect.rec->evidence.front();
+  if (ce == nullptr || ee == nullptr || ce->source != ee->source) return true;
+  if (within_ns == 0 && ee->line > ce->line) return false;
+  if (before_ns == 0 && ee->line < ce->line) return false;
+  return true;
 }
 
 void run_declarative_refiner(const Refiner& r, Analysis& a) {
@@ -860,9 +867,11 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
     for (int e = 0; e < static_cast<int>(a.items.size()); ++e) {
       Item& effect = a.items[e];
       if (e == c || !effect.active() || !matches_any(r.explains, effect.key.id)) continue;
-      if (effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority) continue;
-      if (!may_explain(cause, effect)) continue;
-      if (r.scope == "same_node" && (effect.key.node.empty() || effect.key.node != cause.key.node)) continue;
+      if (!r.recovery && effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority) continue;
+      if (!r.recovery && !may_explain(cause, effect)) continue;
+      // Symptoms that name no node come from sources the bundle ties to no host: one unnamed host (a
+      // bundle that knows its hosts names them on every node-level source).
+      if (r.scope == "same_node" && effect.key.node != cause.key.node) continue;
       if (r.scope == "same_gpu" && (effect.key.node != cause.key.node || effect.key.gpu != cause.key.gpu)) continue;
       if (r.scope == "same_rank" && (effect.key.rank == kNoRank || effect.key.rank != cause.key.rank)) continue;
       if (!within_window(cause, effect, r.before_ns, r.within_ns)) continue;

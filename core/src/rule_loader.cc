@@ -617,7 +617,7 @@ class Reader {
   void load_refiner(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "phase", "builtin", "cause", "cause_role", "explains",
-                     "scope", "within", "before"},
+                     "scope", "within", "before", "recovery"},
                     "refiner"))
       return;
     RefinerRecord rec;
@@ -669,6 +669,13 @@ class Reader {
     };
     if (!list("cause", r.cause) || !list("explains", r.explains)) return;
     r.cause_role = scalar(file, n, "cause_role", false).value_or("");
+    if (auto rec_flag = scalar(file, n, "recovery", false)) {
+      if (*rec_flag != "true" && *rec_flag != "false") {
+        error(file, n["recovery"].Mark(), "'recovery' must be true or false");
+        return;
+      }
+      r.recovery = *rec_flag == "true";
+    }
     r.scope = scalar(file, n, "scope", false).value_or("job");
     static const std::set<std::string> kScopes = {"job", "same_node", "same_gpu", "same_rank"};
     if (!kScopes.count(r.scope)) {

@@ -127,6 +127,9 @@ struct Refiner {
   std::string cause_role;
   std::vector<std::string> explains;
   std::string scope = "job";
+  // The cause is a recovery (a reconnect, a link back up): the effects it covers were transient,
+  // so they are explained whatever their priority.
+  bool recovery = false;
   int64_t within_ns = 30LL * 60 * 1000000000LL;
   int64_t before_ns = 5LL * 1000000000LL;
 };

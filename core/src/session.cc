@@ -324,8 +324,11 @@ Outcome decide(Analysis& a) {
     o.reasons.push_back(contradiction_reason);
   }
   // Definitive needs the sources the cause needs: a hardware, host or fabric fault seen only in the
-  // workload's own output (NCCL, CUDA, nvidia-smi) is confirmed by the node's kernel log.
-  if (o.quality == "definitive" && (o.domain == "gpu" || o.domain == "node" || o.domain == "network")) {
+  // workload's own output (NCCL, CUDA, nvidia-smi) is confirmed by the node's kernel log. So is an Xid
+  // of any class: the driver prints it to the kernel log, and a copy elsewhere (a device plugin's
+  // health check, a monitoring agent) says which GPU faulted, not which process on it.
+  const bool xid_root = root.key.id.compare(0, 8, "gpu.xid.") == 0;
+  if (o.quality == "definitive" && (o.domain == "gpu" || o.domain == "node" || o.domain == "network" || xid_root)) {
     bool kernel_evidence = false;
     for (int i : o.root_group) {
       for (const auto& e : a.items[i].rec->evidence) kernel_evidence |= e.kind == ObservationKind::kSyslog;
