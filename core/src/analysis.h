@@ -9,8 +9,19 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "attribution/engine.h"
 #include "rule_set.h"
+
+// fmt prints a SharedString (an evidence line's source, rule, node or note) as its text.
+template <>
+struct fmt::formatter<attribution::SharedString> : fmt::formatter<std::string_view> {
+  template <class Context>
+  auto format(const attribution::SharedString& s, Context& ctx) const {
+    return fmt::formatter<std::string_view>::format(s.view(), ctx);
+  }
+};
 
 namespace attribution {
 

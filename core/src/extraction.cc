@@ -152,9 +152,15 @@ void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std:
   rec.last_seen = max_time(rec.last_seen, t);
   auto pos = std::upper_bound(rec.evidence.begin(), rec.evidence.end(), evidence, evidence_before);
   if (pos == rec.evidence.begin()) rec.fields = std::move(fields);
-  if (static_cast<size_t>(pos - rec.evidence.begin()) < kMaxEvidencePerSymptom) {
-    rec.evidence.insert(pos, std::move(evidence));
-    if (rec.evidence.size() > kMaxEvidencePerSymptom) rec.evidence.pop_back();
+  if (size_t at = static_cast<size_t>(pos - rec.evidence.begin()); at < kMaxEvidencePerSymptom) {
+    // The vector holds exactly its lines: it grows one at a time up to the cap, and at the cap the
+    // last line makes room first (the default doubling kept unused slots, 112k records of them).
+    if (rec.evidence.size() >= kMaxEvidencePerSymptom) {
+      rec.evidence.pop_back();
+    } else if (rec.evidence.size() == rec.evidence.capacity()) {
+      rec.evidence.reserve(rec.evidence.size() + 1);
+    }
+    rec.evidence.insert(rec.evidence.begin() + static_cast<std::ptrdiff_t>(at), std::move(evidence));
   }
 }
 

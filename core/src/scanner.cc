@@ -239,6 +239,23 @@ struct Scanner::Impl {
   SymptomKey key_scratch;
   std::string value_scratch;
   std::map<std::string, std::string> fabric_scratch;
+  // The names evidence lines share (SharedString): the last source, node and note seen, and each
+  // extractor's id, made once and referenced by every line that names them.
+  SharedString source_name, node_name, note_text;
+  std::vector<SharedString> rule_ids;  // by extractor index
+
+  static const SharedString& shared(SharedString& cache, const std::string& s) {
+    if (cache.view() != s) cache = SharedString(s);
+    return cache;
+  }
+  const SharedString& rule_id(const Extractor& x) {
+    const auto& xs = rules->extractors;
+    size_t i = static_cast<size_t>(&x - xs.data());
+    if (i >= xs.size()) return shared(source_name, x.id);  // not from the catalogue (never happens)
+    if (rule_ids.size() != xs.size()) rule_ids.resize(xs.size());
+    if (rule_ids[i].empty()) rule_ids[i] = SharedString(x.id);
+    return rule_ids[i];
+  }
 
   explicit Impl(std::shared_ptr<const RuleSet> r) : rules(std::move(r)) {
     if (rules->scratch_prototype != nullptr) hs_clone_scratch(rules->scratch_prototype, &scratch);
@@ -340,12 +357,12 @@ struct Scanner::Impl {
     ev.t = time;
     ev.time_inferred = time_inferred;
     ev.kind = src.kind;
-    ev.source = src.name;
+    ev.source = shared(source_name, src.name);
     ev.line = line_no;
-    ev.node = key.node;
+    ev.node = shared(node_name, key.node);
     ev.text = detail::clean_evidence_text(line);
-    ev.rule = x.id;
-    ev.note = src.note;
+    ev.rule = rule_id(x);
+    ev.note = shared(note_text, src.note);
     out.add(key, time, std::move(fields), std::move(ev));
     return true;
   }

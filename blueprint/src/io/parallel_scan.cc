@@ -24,9 +24,14 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
                                        const std::function<Extraction()>& make_extraction,
                                        const std::vector<ScanInput>& inputs, const ScanOptions& options,
                                        Extraction& out) {
+  unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  // Byte ranges only share a file between threads: one thread reads every file whole, without the
+  // stat per file that planning ranges takes (16,384 rank files: 4 % of a one-thread run).
+  const bool split = threads > 1;
   std::vector<Unit> units;
+  units.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint64_t size = file_size(inputs[i].path);
+    uint64_t size = split ? file_size(inputs[i].path) : 0;
     if (size <= options.range_bytes || is_gzip_file(inputs[i].path)) {
       units.push_back({i, 0, 0, make_extraction()});
       continue;
@@ -35,7 +40,6 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
       units.push_back({i, b, std::min(size, b + options.range_bytes), make_extraction()});
     }
   }
-  unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, std::max<size_t>(1, units.size()));
   std::vector<ScanFileResult> results(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) results[i].path = inputs[i].path;

@@ -54,11 +54,11 @@ struct PySymptom {
         py::dict d;
         d["time"] = time_or_none(e.t);
         d["kind"] = std::string(to_string(e.kind));
-        d["source"] = e.source;
+        d["source"] = e.source.str();
         d["line"] = e.line;
-        d["node"] = e.node;
+        d["node"] = e.node.str();
         d["text"] = e.text;
-        d["rule"] = e.rule;
+        d["rule"] = e.rule.str();
         out.append(std::move(d));
       }
     }
