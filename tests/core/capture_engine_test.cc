@@ -25,6 +25,19 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
+// One pattern in both engines, built as the rule loader builds them (RE2 over Latin-1 bytes).
+struct BothEngines {
+  static RE2::Options latin1() {
+    RE2::Options o;
+    o.set_encoding(RE2::Options::EncodingLatin1);
+    return o;
+  }
+  explicit BothEngines(const char* pattern)
+      : re(pattern, latin1()), pcre(detail::compile_pcre(re.pattern(), false, re)) {}
+  RE2 re;
+  detail::PcrePatternPtr pcre;
+};
+
 // The shipped catalogue, loaded as `analyze --rules rules/` loads it (top-level rule files).
 std::shared_ptr<const RuleSet> load_catalogue() {
   fs::path dir = fs::path(ATTRIBUTION_SOURCE_DIR) / "rules";
@@ -137,30 +150,25 @@ TEST(CaptureEngine, LinesOutsidePlainAsciiAreDecidedByRe2) {
   EXPECT_FALSE(detail::pcre_line_ok("abc\x0b" "def"));
   EXPECT_FALSE(detail::pcre_line_ok("0123456789\x0b"));
   // PCRE2's \s takes a vertical tab, RE2's does not: the line gate keeps RE2's answer.
-  RE2::Options opts;
-  opts.set_encoding(RE2::Options::EncodingLatin1);
-  RE2 re(R"(a\s(?P<b>b))", opts);
-  detail::PcrePatternPtr p = detail::compile_pcre(re.pattern(), false, re);
-  ASSERT_NE(p, nullptr);
+  BothEngines ws(R"(a\s(?P<b>b))");
+  ASSERT_NE(ws.pcre, nullptr);
   detail::PcreMatcher matcher;
   std::vector<re2::StringPiece> groups(2);
-  EXPECT_FALSE(detail::capture_match(re, p.get(), matcher, "a\vb", groups.data(), 2));
-  ASSERT_TRUE(detail::capture_match(re, p.get(), matcher, "xx a\tb", groups.data(), 2));
+  EXPECT_FALSE(detail::capture_match(ws.re, ws.pcre.get(), matcher, "a\vb", groups.data(), 2));
+  ASSERT_TRUE(detail::capture_match(ws.re, ws.pcre.get(), matcher, "xx a\tb", groups.data(), 2));
   EXPECT_EQ(groups[1], "b");
   // Case folding beyond ASCII: RE2 Latin-1 folds \xe9 and \xc9, PCRE2's C tables do not.
-  RE2 ci("(?i)caf(?P<e>.)", opts);
-  detail::PcrePatternPtr pci = detail::compile_pcre(ci.pattern(), false, ci);
-  ASSERT_NE(pci, nullptr);
-  ASSERT_TRUE(detail::capture_match(ci, pci.get(), matcher, "CAF\xc9", groups.data(), 2));
+  BothEngines ci("(?i)caf(?P<e>.)");
+  ASSERT_NE(ci.pcre, nullptr);
+  ASSERT_TRUE(detail::capture_match(ci.re, ci.pcre.get(), matcher, "CAF\xc9", groups.data(), 2));
   EXPECT_EQ(groups[1], "\xc9");
 }
 
 TEST(CaptureEngine, GroupsThatTookNoPartAreNullAsInRe2) {
-  RE2::Options opts;
-  opts.set_encoding(RE2::Options::EncodingLatin1);
-  RE2 re(R"(x(?P<a>a)?(?P<e>)y|(?P<z>z))", opts);
-  detail::PcrePatternPtr p = detail::compile_pcre(re.pattern(), false, re);
-  ASSERT_NE(p, nullptr);
+  BothEngines both(R"(x(?P<a>a)?(?P<e>)y|(?P<z>z))");
+  const RE2& re = both.re;
+  ASSERT_NE(both.pcre, nullptr);
+  const detail::PcrePatternPtr& p = both.pcre;
   detail::PcreMatcher matcher;
   std::vector<re2::StringPiece> groups(4);
   ASSERT_TRUE(detail::capture_match(re, p.get(), matcher, "..xy..", groups.data(), 4));
