@@ -300,7 +300,10 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
   // there is recognised (the dropped partial line is then just that '\n').
   uint64_t context = begin > kLookBackBytes ? begin - kLookBackBytes : 0;
   uint64_t start = context > 0 ? context - 1 : 0;
-  ::posix_fadvise(fd, static_cast<off_t>(start), 0, POSIX_FADV_SEQUENTIAL);
+  // Read-ahead matters for files longer than a chunk; a small file is one read (16,384 rank files
+  // of 7 KB made one more system call each).
+  if (static_cast<uint64_t>(st.st_size) > start + chunk_bytes)
+    ::posix_fadvise(fd, static_cast<off_t>(start), 0, POSIX_FADV_SEQUENTIAL);
   return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, context > 0,
                                       begin, end, chunk_bytes, buffer);
 }
