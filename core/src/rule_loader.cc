@@ -312,12 +312,18 @@ class Reader {
           ok = false;
         }
         a.terminal = v == "true";
+      } else if (key == "drains_node") {
+        if (v != "true" && v != "false") {
+          error(file, kv.second.Mark(), fmt::format("drains_node must be true or false, not '{}'", v));
+          ok = false;
+        }
+        a.drains_node = v == "true";
       } else if (allow_extra) {
         a.extra[key] = v;
       } else {
         error(file, kv.first.Mark(),
               fmt::format("unknown key '{}' in symptom (allowed: id, label, domain, outcome, "
-                          "role, priority, evidence, terminal)",
+                          "role, priority, evidence, terminal, drains_node)",
                           key));
         ok = false;
       }
@@ -582,7 +588,7 @@ class Reader {
   }
 
   void load_symptom(const std::string& file, const YAML::Node& n) {
-    if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence", "terminal"},
+    if (!check_keys(file, n, {"id", "label", "domain", "outcome", "role", "priority", "evidence", "terminal", "drains_node"},
                     "symptom"))
       return;
     auto id = scalar(file, n, "id", true);

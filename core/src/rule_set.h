@@ -54,6 +54,9 @@ struct SymptomAttrs {
   // The symptom means a process of the job ended in failure (a task's non-zero exit, a failed
   // step). It contradicts a scheduler record of success.
   bool terminal = false;
+  // The scheduler takes the node the symptom names out of service (Slurm drains a node whose step
+  // would not die): that node needs an operator whatever the verdict's cause.
+  bool drains_node = false;
   std::map<std::string, std::string> extra;  // catalog columns (action, class, mnemonic ...)
   bool resolved = false;
 };

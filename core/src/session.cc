@@ -424,6 +424,13 @@ Outcome decide(Analysis& a) {
       add_node(located);
     }
   }
+  // A node the scheduler drained (a step that would not die) is out of service whatever the cause.
+  for (const Item& it : a.items) {
+    if (it.filtered || !it.attrs->drains_node || it.key.node.empty()) continue;
+    if (std::find(o.affected_nodes.begin(), o.affected_nodes.end(), it.key.node) == o.affected_nodes.end())
+      o.reasons.push_back(fmt::format("{} on {}: the scheduler takes the node out of service", it.key.id, it.key.node));
+    o.affected_nodes.push_back(it.key.node);
+  }
   std::sort(o.affected_nodes.begin(), o.affected_nodes.end());
   o.affected_nodes.erase(std::unique(o.affected_nodes.begin(), o.affected_nodes.end()), o.affected_nodes.end());
   return o;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "attribution/codec.h"
@@ -222,6 +224,48 @@ TEST(Session, ConnectorErrorLowersQuality) {
   EXPECT_EQ(v.outcome, "gpu.fell_off_bus");
   EXPECT_EQ(v.quality, "probable");
   EXPECT_NE(v.json.find("connection refused"), std::string::npos);
+}
+
+// A node the scheduler drains (slurmstepd could not kill the step) is affected whatever the cause:
+// here the verdict is the user's exception on gpu-c, and gpu-b is still to be looked at.
+TEST(Session, DrainedNodeIsAffectedWhateverTheCause) {
+  auto slurm_rules = [](bool drains) {
+    return std::string(R"YAML(
+version: 1
+symptoms:
+  - {id: slurm.kill_task_failed, label: "kill task failed", domain: node, outcome: node.kernel, role: context, priority: 0, drains_node: )YAML") +
+           (drains ? "true" : "false") + R"YAML(}
+extractors:
+  - id: extract.slurm.stepd-unkillable
+    description: unkillable step
+    pattern: 'STEPD TERMINATED ON (?P<host>[\w.-]+) AT \S+ DUE TO JOB NOT ENDING WITH SIGNALS'
+    symptom: slurm.kill_task_failed
+    node: "{host}"
+    fixtures:
+      - line: "*** STEP 1.0 STEPD TERMINATED ON gpu-b AT 2026-05-01T10:45:00 DUE TO JOB NOT ENDING WITH SIGNALS ***"
+        expect: {symptom: slurm.kill_task_failed, node: gpu-b}
+)YAML";
+  };
+  for (bool drains : {true, false}) {
+    LoadResult loaded = load_rules({{"mini.yaml", testing::kMiniRules}, {"slurm.yaml", slurm_rules(drains)}});
+    ASSERT_TRUE(loaded.errors.empty()) << loaded.errors.front().to_string();
+    Session s(loaded.rules, job());
+    TextSource rank5;
+    rank5.name = "rank5.log";
+    rank5.rank = 5;
+    s.ingest_text(rank5, "2026-05-01T10:40:00Z step 9000\nKeyError: 'input_ids'\n");
+    TextSource slurmd;
+    slurmd.name = "slurmd-gpu-b.log";
+    slurmd.kind = ObservationKind::kSyslog;
+    slurmd.node = "gpu-b";
+    s.ingest_text(slurmd, "[2026-05-01T10:45:00.000] error: *** STEP 6053.0 STEPD TERMINATED ON gpu-b AT 2026-05-01T10:45:00 "
+                          "DUE TO JOB NOT ENDING WITH SIGNALS ***\n");
+    Verdict v = s.attribute();
+    EXPECT_EQ(v.outcome, "application.exception") << v.json;
+    json j = json::parse(v.json);
+    std::vector<std::string> affected = j["affected_nodes"].get<std::vector<std::string>>();
+    EXPECT_EQ(std::count(affected.begin(), affected.end(), "gpu-b"), drains ? 1 : 0) << v.json;
+  }
 }
 
 TEST(Session, TwoNodesFailingTogetherIsAmbiguous) {
