@@ -260,6 +260,11 @@ void Extraction::merge(const Extraction& other) {
 }
 
 void Extraction::merge(Extraction&& other) {
+  // Into an empty aggregate (the session taking a scan's whole result) the trees are swapped: the
+  // same records, without re-inserting each node (112k inserts of a 16,384-rank job: 2 % of its
+  // instructions).
+  if (symptoms_.empty()) symptoms_.swap(other.symptoms_);
+  if (unrecognized_.empty()) unrecognized_.swap(other.unrecognized_);
   // Records under new keys move over as tree nodes (no copies, no allocation); the keys both
   // sides hold stay in `other` and are combined as in merge(const Extraction&).
   symptoms_.merge(other.symptoms_);
