@@ -363,6 +363,13 @@ Outcome decide(Analysis& a) {
       break;
     }
   }
+  // A GPU fault that names neither the GPU nor the node leaves the operator nothing to reset or drain:
+  // the cause is clear, the component is not.
+  if (o.quality == "definitive" && o.domain == "gpu" && root.key.gpu.empty() && root.key.node.empty()) {
+    o.quality = "probable";
+    o.reasons.push_back(fmt::format("{} names no GPU and no node: which device to reset or drain is not known",
+                                    root.key.id));
+  }
   if (app_or_hardware_xid(root) && o.quality == "definitive") {
     o.quality = "probable";
     o.reasons.push_back(fmt::format(
