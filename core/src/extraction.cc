@@ -298,6 +298,17 @@ std::string clean_evidence_text(std::string_view s, size_t max_bytes) {
   out.reserve(std::min(s.size(), max_bytes) + 8);
   size_t i = 0;
   while (i < s.size() && out.size() < max_bytes) {
+    // A run of printable ASCII is copied as it is, in one append (nearly every line is one run;
+    // byte by byte this was 7 % of a 16,384-rank run's instructions).
+    size_t run = i;
+    const size_t run_limit = std::min(s.size(), i + (max_bytes - out.size()));
+    while (run < run_limit && static_cast<unsigned char>(s[run]) >= 0x20 && static_cast<unsigned char>(s[run]) < 0x7f)
+      ++run;
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {  // ANSI CSI
       size_t q = i + 2;
