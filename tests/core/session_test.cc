@@ -268,6 +268,52 @@ extractors:
   }
 }
 
+// A GPU fault that names neither the GPU nor the node is probable at most: nothing says which device
+// to reset. The same line from a named node's kernel log stays definitive.
+TEST(Session, GpuFaultWithoutGpuOrNodeIsProbable) {
+  const std::string reset_rules = R"YAML(
+version: 1
+symptoms:
+  - {id: gpu.reset_required, label: "GPU reset required", domain: gpu, outcome: gpu.driver, role: cause, priority: 85}
+extractors:
+  - id: extract.gpu.reset-required
+    description: reset required
+    pattern: 'Reset required \[NV_ERR_RESET_REQUIRED\]'
+    symptom: gpu.reset_required
+    fixtures:
+      - line: "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062)"
+        expect: {symptom: gpu.reset_required}
+)YAML";
+  LoadResult loaded = load_rules({{"mini.yaml", testing::kMiniRules}, {"reset.yaml", reset_rules}});
+  ASSERT_TRUE(loaded.errors.empty()) << loaded.errors.front().to_string();
+  auto verdict = [&](const std::string& node) {
+    ExecutionContext ctx = job();
+    if (node.empty()) {
+      ctx.nodes.clear();
+      ctx.ranks.clear();
+    }
+    Session s(loaded.rules, ctx);
+    TextSource dmesg;
+    dmesg.name = "dmesg.txt";
+    dmesg.kind = ObservationKind::kSyslog;
+    dmesg.node = node;
+    s.ingest_text(dmesg, "2026-05-01T10:30:00Z NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+                         "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827\n");
+    TextSource rank0;
+    rank0.name = "rank0.log";
+    rank0.rank = 0;
+    s.ingest_text(rank0, "2026-05-01T10:00:01Z step 1\n");
+    return s.attribute();
+  };
+  Verdict unnamed = verdict("");
+  EXPECT_EQ(unnamed.outcome, "gpu.driver") << unnamed.json;
+  EXPECT_EQ(unnamed.quality, "probable") << unnamed.json;
+  EXPECT_NE(unnamed.json.find("names no GPU and no node"), std::string::npos);
+  Verdict named = verdict("gpu-b");
+  EXPECT_EQ(named.outcome, "gpu.driver") << named.json;
+  EXPECT_EQ(named.quality, "definitive") << named.json;
+}
+
 TEST(Session, TwoNodesFailingTogetherIsAmbiguous) {
   Cascade c;
   for (const char* n : {"gpu-a", "gpu-d"}) {
