@@ -429,15 +429,20 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   if (suspects.empty()) {
     // Every timed-out collective is a 1-element ALLREDUCE (a barrier in disguise) and nothing else
     // went wrong: some rank never joined it, busy in its own code. Which one, the logs cannot say.
+    // Not when every timeout is on the group's first collective (SeqNum 1): that one also creates the
+    // NCCL communicator lazily, so a hang there is as likely the communicator's setup (transport,
+    // peer access) as a rank that never came.
     bool barrier = !timeouts.empty();
+    bool first_collective = true;
     int reporters = 0;
     for (int i : timeouts) {
       const Item& it = a.items[i];
       if (it.key.id != "nccl.watchdog_timeout") continue;
       ++reporters;
       if (it.field("numel_in") != "1") barrier = false;
+      if (to_int(it.field("seq")) > 1) first_collective = false;
     }
-    if (!barrier || reporters == 0) return;
+    if (!barrier || reporters == 0 || first_collective) return;
     std::string label = fmt::format(
         "the collective that timed out is a 1-element {} (a barrier): a rank that did not report never joined it, "
         "busy in its own code (data loading, checkpoint saving, evaluation); the collected logs do not show which",

@@ -136,6 +136,25 @@ TEST(Session, BarrierTimeoutSaysBusyElsewhere) {
   EXPECT_NE(json::parse(v.json)["root_cause"]["label"].get<std::string>().find("busy elsewhere"), std::string::npos);
 }
 
+// Every rank times out on a 1-element ALLREDUCE: a barrier some rank never joined — unless it is the
+// group's first collective (SeqNum 1), which also sets up the NCCL communicator: no inference then.
+TEST(Session, BarrierOnTheFirstCollectiveNamesNoStuckRank) {
+  auto all_ranks_at = [](int seq) {
+    Cascade c;
+    for (int r = 0; r < 4; ++r) {
+      TextSource s;
+      s.name = "rank" + std::to_string(r) + ".log";
+      s.rank = r;
+      c.sources.push_back({s, timeout_line(r, seq, "1")});
+    }
+    return c;
+  };
+  EXPECT_EQ(run(all_ranks_at(7), job(1, 4)).outcome, "application.stuck_rank");
+  Verdict first = run(all_ranks_at(1), job(1, 4));
+  EXPECT_NE(first.outcome, "application.stuck_rank") << first.json;
+  EXPECT_EQ(first.quality, "insufficient") << first.json;
+}
+
 TEST(Session, TimeoutsAloneAreInsufficientAndNameMissingSources) {
   Cascade c;
   for (int r = 0; r < 8; ++r) {
