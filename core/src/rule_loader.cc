@@ -253,6 +253,16 @@ class Reader {
     return t;
   }
 
+  // A true/false scalar; anything else is an error at its position.
+  bool parse_flag(const std::string& file, const YAML::Node& v, const std::string& key, bool& out) {
+    if (v.Scalar() != "true" && v.Scalar() != "false") {
+      error(file, v.Mark(), fmt::format("{} must be true or false, not '{}'", key, v.Scalar()));
+      return false;
+    }
+    out = v.Scalar() == "true";
+    return true;
+  }
+
   bool parse_attrs(const std::string& file, const YAML::Node& n, SymptomAttrs& a,
                    bool allow_extra) {
     if (!n.IsMap()) {
@@ -306,18 +316,8 @@ class Reader {
           ok = false;
         }
         a.indirect = v == "indirect";
-      } else if (key == "terminal") {
-        if (v != "true" && v != "false") {
-          error(file, kv.second.Mark(), fmt::format("terminal must be true or false, not '{}'", v));
-          ok = false;
-        }
-        a.terminal = v == "true";
-      } else if (key == "drains_node") {
-        if (v != "true" && v != "false") {
-          error(file, kv.second.Mark(), fmt::format("drains_node must be true or false, not '{}'", v));
-          ok = false;
-        }
-        a.drains_node = v == "true";
+      } else if (key == "terminal" || key == "drains_node") {
+        ok &= parse_flag(file, kv.second, key, key == "terminal" ? a.terminal : a.drains_node);
       } else if (allow_extra) {
         a.extra[key] = v;
       } else {
@@ -675,13 +675,7 @@ class Reader {
     };
     if (!list("cause", r.cause) || !list("explains", r.explains)) return;
     r.cause_role = scalar(file, n, "cause_role", false).value_or("");
-    if (auto rec_flag = scalar(file, n, "recovery", false)) {
-      if (*rec_flag != "true" && *rec_flag != "false") {
-        error(file, n["recovery"].Mark(), "'recovery' must be true or false");
-        return;
-      }
-      r.recovery = *rec_flag == "true";
-    }
+    if (n["recovery"] && !parse_flag(file, n["recovery"], "recovery", r.recovery)) return;
     r.scope = scalar(file, n, "scope", false).value_or("job");
     static const std::set<std::string> kScopes = {"job", "same_node", "same_gpu", "same_rank"};
     if (!kScopes.count(r.scope)) {

@@ -67,6 +67,18 @@ TEST(RuleLoader, UnknownKeyNamed) {
   EXPECT_NE(e.message.find("patern"), std::string::npos);
 }
 
+TEST(RuleLoader, FlagsAreTrueOrFalseWithTheirPosition) {
+  LoadMessage e = first_error(
+      "version: 1\nsymptoms:\n  - {id: slurm.x, label: x, domain: node, role: context, drains_node: maybe}\n");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_NE(e.message.find("drains_node must be true or false, not 'maybe'"), std::string::npos) << e.message;
+  e = first_error(
+      "version: 1\nrefiners:\n  - id: refine.x\n    cause: [a.b]\n    explains: [c.d]\n    recovery: yes\n");
+  EXPECT_EQ(e.line, 6);
+  EXPECT_EQ(e.column, 15);
+  EXPECT_NE(e.message.find("recovery must be true or false"), std::string::npos) << e.message;
+}
+
 TEST(RuleLoader, TemplateMustUseNamedCapture) {
   LoadMessage e = first_error(R"(version: 1
 extractors:
