@@ -90,10 +90,9 @@ bool utc_offset_from_tzif(std::string_view s, int64_t at_s, int64_t& offset_s) {
     }
     constexpr int64_t kCycle = 10227LL * 86400;  // 28 years, 7 of them leap: weekdays repeat
     constexpr int64_t k2100 = 4102444800LL;      // the cycle breaks at 2100 (not a leap year)
-    if (at_s < k2100) {
-      while (at_s >= transition(timecnt - 1) + kCycle) at_s -= kCycle;
-      if (at_s >= transition(timecnt - 1)) at_s -= kCycle;
-    }
+    const int64_t last = transition(timecnt - 1);
+    if (at_s < k2100)
+      while (at_s >= last) at_s -= kCycle;
   }
   // Last transition at or before at_s.
   int64_t lo = 0, hi = timecnt - 1;
