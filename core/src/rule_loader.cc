@@ -4,11 +4,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <set>
 #include <tuple>
 
+#include "attribution/text.h"
 #include "rule_set.h"
 
 namespace attribution {
@@ -114,6 +116,103 @@ std::string tolerate_blanks(std::string_view pattern) {
     i = j - 1;
   }
   return out;
+}
+
+bool blanks_collapse_safe(std::string_view pattern) {
+  // What the last atom can match: 0 no blank, 1 a blank among others ('.', [^x], \S-free
+  // classes with a blank), 2 only blanks (' ', '\ ', \s, [ \t]).
+  int prev_kind = 0;
+  bool prev_required = false;  // the last atom must match at least once
+  size_t i = 0;
+  while (i < pattern.size()) {
+    char c = pattern[i];
+    int kind = 0;
+    if (c == '\\') {
+      char e = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+      kind = e == ' ' || e == 's' ? 2 : (e == 'W' || e == 'D' || e == 'H' ? 1 : 0);
+      i += 2;
+    } else if (c == '[') {
+      size_t j = i + 1;
+      bool negated = j < pattern.size() && pattern[j] == '^';
+      if (negated) ++j;
+      bool blank = false, other = false;
+      bool first = true;
+      while (j < pattern.size() && (first || pattern[j] != ']')) {
+        first = false;
+        if (pattern[j] == '\\' && j + 1 < pattern.size()) {
+          char e = pattern[j + 1];
+          if (e == 's' || e == ' ' || e == 't') blank = true;
+          else other = true;
+          if (negated && e == 'S') blank = true;
+          j += 2;
+          continue;
+        }
+        if (pattern.compare(j, 9, "[:space:]") == 0 || pattern.compare(j, 9, "[:blank:]") == 0) {
+          blank = true;
+          j += 9;
+          continue;
+        }
+        if (pattern[j] == ' ') blank = true;
+        else other = true;
+        ++j;
+      }
+      i = j + 1;
+      kind = negated ? (blank ? 0 : 1) : (blank ? (other ? 1 : 2) : 0);
+    } else if (c == ' ') {
+      kind = 2;
+      ++i;
+    } else if (c == '.') {
+      kind = 1;
+      ++i;
+    } else if (c == '(' || c == ')' || c == '|' || c == '^' || c == '$') {
+      // Group edges and alternatives: what follows does not sit next to the last atom for sure.
+      if (c == '(' && i + 1 < pattern.size() && pattern[i + 1] == '?') {
+        size_t j = i + 2;
+        while (j < pattern.size() && pattern[j] != ':' && pattern[j] != ')' && pattern[j] != '<' &&
+               pattern[j] != '=' && pattern[j] != '!' && pattern[j] != 'P')
+          ++j;
+        i = j;  // the group's kind marker is read as an ordinary atom next
+      }
+      ++i;
+      prev_kind = 0;
+      prev_required = false;
+      continue;
+    } else {
+      ++i;
+    }
+    // The atom's quantifier.
+    size_t min = 1;
+    if (i < pattern.size()) {
+      char q = pattern[i];
+      if (q == '*' || q == '?') {
+        min = 0;
+        ++i;
+      } else if (q == '+') {
+        ++i;
+      } else if (q == '{') {
+        size_t j = i + 1;
+        size_t m = 0;
+        bool digits = false;
+        while (j < pattern.size() && pattern[j] >= '0' && pattern[j] <= '9') {
+          m = m * 10 + static_cast<size_t>(pattern[j] - '0');
+          digits = true;
+          ++j;
+        }
+        if (digits) {
+          min = m;
+          while (j < pattern.size() && pattern[j] != '}') ++j;
+          i = j + 1;
+        }
+      }
+      if (i < pattern.size() && (pattern[i] == '?' || pattern[i] == '+')) ++i;  // lazy / possessive
+    }
+    if (kind != 0 && min >= 2) return false;
+    bool required = min >= 1;
+    if (kind == 2 && required && prev_kind == 2 && prev_required) return false;
+    prev_kind = kind;
+    prev_required = required;
+  }
+  return true;
 }
 
 namespace {
@@ -436,6 +535,11 @@ class Reader {
     auto symptom = scalar(file, n, "symptom", true);
     if (!pattern || !symptom) return;
     x.pattern = tolerate_blanks(*pattern);
+    x.scan_pattern = *pattern;
+    // Line-anchored patterns stay on the original text too: in the collapsed database Vectorscan
+    // 5.4.9 drops matches of '^\s+Reason:\s+...\s*$'-like patterns after other lines (the
+    // fixture runs catch it: rules test, "after N bytes of unrelated text").
+    x.collapse_safe = blanks_collapse_safe(*pattern) && (*pattern)[0] != '^';
     if (auto ci = scalar(file, n, "case_insensitive", false)) x.case_insensitive = *ci == "true";
     if (auto pr = scalar(file, n, "precedence", false)) {
       auto r = std::from_chars(pr->data(), pr->data() + pr->size(), x.precedence);
@@ -761,73 +865,155 @@ std::string sha256_hex(const std::vector<RuleText>& files) {
   return "sha256:" + hex;
 }
 
-std::vector<uint32_t> members_of(const RuleSet& rs, int kind) {
+// The extractors of a kind that go to one of its two databases (rule_set.h, KindDatabase).
+std::vector<uint32_t> members_of(const RuleSet& rs, int kind, bool collapsed) {
   std::vector<uint32_t> members;
   for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
-    if (rs.extractors[i].kinds_mask & (1u << kind)) members.push_back(i);
+    const Extractor& x = rs.extractors[i];
+    if ((x.kinds_mask & (1u << kind)) && x.collapse_safe == collapsed) members.push_back(i);
   }
   return members;
 }
 
-// Compiles one database per kind. A pattern Vectorscan rejects is retried in prefilter mode
-// (RE2 confirms every candidate anyway).
-void compile_databases(RuleSet& rs, LoadResult& result) {
-  for (int kind = 0; kind < kObservationKindCount; ++kind) {
-    std::vector<uint32_t> members = members_of(rs, kind);
-    // Every text kind also gets the error words (rule_set.h), after its extractors.
-    bool words = kind != static_cast<int>(ObservationKind::kNodeMetrics);
-    if (members.empty() && !words) continue;
-    auto db = std::make_unique<KindDatabase>();
-    for (int attempt = 0; attempt < 256 && db->db == nullptr; ++attempt) {
-      std::vector<const char*> exprs;
-      std::vector<unsigned> flags;
-      std::vector<unsigned> ids;
-      for (uint32_t j = 0; j < members.size(); ++j) {
-        const Extractor& x = rs.extractors[members[j]];
-        exprs.push_back(x.pattern.c_str());
-        unsigned f = HS_FLAG_MULTILINE;
-        if (x.case_insensitive) f |= HS_FLAG_CASELESS;
-        if (x.prefilter) f |= HS_FLAG_PREFILTER;
-        flags.push_back(f);
-        ids.push_back(j);
-      }
-      for (uint32_t w = 0; words && w < kErrorWordCount; ++w) {
-        exprs.push_back(kErrorWords[w].literal);
-        flags.push_back(HS_FLAG_CASELESS);
-        ids.push_back(static_cast<uint32_t>(members.size()) + w);
-      }
-      hs_compile_error_t* err = nullptr;
-      hs_database_t* out = nullptr;
-      hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
-                                       HS_MODE_BLOCK, nullptr, &out, &err);
-      if (rc == HS_SUCCESS) {
-        db->db = out;
-        db->extractors = members;
-        break;
-      }
-      int bad = err != nullptr ? err->expression : -1;
-      std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
-      if (err != nullptr) hs_free_compile_error(err);
-      if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
-        result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
-        return;
-      }
-      Extractor& x = rs.extractors[members[bad]];
-      if (x.prefilter) {
-        result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
-                                 fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
-        return;
-      }
-      x.prefilter = true;
-    }
-    if (db->db == nullptr) continue;
-    rs.dbs[kind] = std::move(db);
+// The error words a database takes: one-word ones on collapsed text, the others on the original.
+std::vector<uint32_t> words_of(int kind, bool collapsed) {
+  std::vector<uint32_t> words;
+  if (kind == static_cast<int>(ObservationKind::kNodeMetrics)) return words;
+  for (uint32_t w = 0; w < kErrorWordCount; ++w) {
+    bool one_word = std::string_view(kErrorWords[w].literal).find(' ') == std::string_view::npos;
+    if (one_word == collapsed) words.push_back(w);
   }
+  return words;
 }
 
-// Cache layout: "attribution-hs/3\n<digest>\n<hs_version>\n<prefilter ids,>\n" then per kind
-// "<kind> <size>\n<bytes>".
-constexpr std::string_view kCacheMagic = "attribution-hs/3";  // 2: error words; 3: blanks tolerated
+// Compiles one of a kind's databases. A pattern Vectorscan rejects is retried in prefilter mode
+// (the capture step confirms every candidate anyway). False when the rule set cannot be scanned
+// (errors say why).
+bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, LoadResult& result) {
+  std::vector<uint32_t> members = members_of(rs, kind, collapsed);
+  std::vector<uint32_t> words = words_of(kind, collapsed);
+  if (members.empty() && words.empty()) return true;
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    std::vector<const char*> exprs;
+    std::vector<unsigned> flags;
+    std::vector<unsigned> ids;
+    for (uint32_t j = 0; j < members.size(); ++j) {
+      const Extractor& x = rs.extractors[members[j]];
+      exprs.push_back(collapsed ? x.scan_pattern.c_str() : x.pattern.c_str());
+      unsigned f = HS_FLAG_MULTILINE;
+      if (x.case_insensitive) f |= HS_FLAG_CASELESS;
+      if (x.prefilter) f |= HS_FLAG_PREFILTER;
+      flags.push_back(f);
+      ids.push_back(j);
+    }
+    for (uint32_t w = 0; w < words.size(); ++w) {
+      exprs.push_back(kErrorWords[words[w]].literal);
+      flags.push_back(HS_FLAG_CASELESS);
+      ids.push_back(static_cast<uint32_t>(members.size()) + w);
+    }
+    hs_compile_error_t* err = nullptr;
+    hs_database_t* db = nullptr;
+    hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                                     HS_MODE_BLOCK, nullptr, &db, &err);
+    if (rc == HS_SUCCESS) {
+      out.db = db;
+      out.extractors = std::move(members);
+      out.words = std::move(words);
+      return true;
+    }
+    int bad = err != nullptr ? err->expression : -1;
+    std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
+    if (err != nullptr) hs_free_compile_error(err);
+    if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
+      result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
+      return false;
+    }
+    Extractor& x = rs.extractors[members[bad]];
+    if (x.prefilter) {
+      result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
+                               fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
+      return false;
+    }
+    x.prefilter = true;
+  }
+  result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set"});
+  return false;
+}
+
+// Extractors of a collapsed database that Vectorscan does not report on one of their own fixture
+// lines (blank-collapsed, alone and after another line) although their pattern matches the line.
+// Vectorscan 5.4.9 misses some pattern shapes with only single blanks between words that it finds
+// in their tolerant form (e.g. 'Termination timeout (?:for `[^`]*` )?of' in a long line); such an
+// extractor is scanned on the original text instead.
+std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase& part) {
+  std::vector<uint32_t> missed;
+  if (part.db == nullptr) return missed;
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(part.db, &scratch) != HS_SUCCESS) return missed;
+  struct Hit {
+    unsigned want;
+    bool found;
+  };
+  auto on_hit = [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
+    auto* h = static_cast<Hit*>(ctx);
+    if (id == h->want) h->found = true;
+    return 0;
+  };
+  std::string collapsed;
+  std::vector<std::pair<size_t, size_t>> shifts;
+  for (uint32_t j = 0; j < part.extractors.size(); ++j) {
+    const Extractor& x = rs.extractors[part.extractors[j]];
+    bool ok = true;
+    for (const Fixture& f : x.fixtures) {
+      if (!ok) break;
+      if (!RE2::PartialMatch(f.input, *x.re)) continue;
+      for (const std::string& text : {f.input, "INFO step 100 loss 2.31\n" + f.input + "\n"}) {
+        std::string_view scanned = text;
+        if (collapse_blank_runs(text.data(), text.size(), collapsed, shifts) != 0) scanned = collapsed;
+        Hit hit{j, false};
+        hs_scan(part.db, scanned.data(), static_cast<unsigned>(scanned.size()), 0, scratch, on_hit, &hit);
+        if (!hit.found) {
+          ok = false;
+          break;
+        }
+      }
+    }
+    if (!ok) missed.push_back(part.extractors[j]);
+  }
+  hs_free_scratch(scratch);
+  return missed;
+}
+
+// Compiles each kind's two databases. A pattern put in prefilter mode by the second database is
+// compiled that way in both from then on (the flag is the extractor's; the cache records it). An
+// extractor the collapsed database misses on its own fixtures moves to the exact one, for every
+// kind, and everything is compiled again.
+void compile_databases(RuleSet& rs, LoadResult& result) {
+  for (int round = 0; round < 8; ++round) {
+    std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
+    std::set<uint32_t> missed;
+    for (int kind = 0; kind < kObservationKindCount; ++kind) {
+      auto db = std::make_unique<KindDatabase>();
+      if (!compile_database(rs, kind, true, db->collapsed, result)) return;
+      if (!compile_database(rs, kind, false, db->exact, result)) return;
+      for (uint32_t x : missed_on_collapsed(rs, db->collapsed)) missed.insert(x);
+      if (db->collapsed.db == nullptr && db->exact.db == nullptr) continue;
+      dbs[kind] = std::move(db);
+    }
+    if (missed.empty()) {
+      rs.dbs = std::move(dbs);
+      return;
+    }
+    for (uint32_t x : missed) rs.extractors[x].collapse_safe = false;
+  }
+  result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: collapsed scan keeps missing"});
+}
+
+// Cache layout: "attribution-hs/4\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n" (exact:
+// extractors scanned on the original text, !collapse_safe) then per kind and
+// database "<kind> <c|e> <size>\n<bytes>" (c: collapsed, e: exact; KindDatabase).
+// 2: error words; 3: blanks tolerated; 4: two databases per kind.
+constexpr std::string_view kCacheMagic = "attribution-hs/4";
 
 bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
   auto take_line = [&](std::string_view& in, std::string_view& line) {
@@ -841,33 +1027,42 @@ bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_v
   if (!take_line(in, line) || line != kCacheMagic) return false;
   if (!take_line(in, line) || line != digest) return false;
   if (!take_line(in, line) || line != hs_version()) return false;
-  if (!take_line(in, line)) return false;
-  std::vector<bool> prefilter(rs.extractors.size(), false);
-  size_t p = 0;
-  while (p < line.size()) {
-    size_t comma = line.find(',', p);
-    std::string_view id = line.substr(p, comma == std::string_view::npos ? std::string_view::npos : comma - p);
-    size_t v = 0;
-    auto r = std::from_chars(id.data(), id.data() + id.size(), v);
-    if (r.ec != std::errc() || v >= prefilter.size()) return false;
-    prefilter[v] = true;
-    p = comma == std::string_view::npos ? line.size() : comma + 1;
-  }
+  auto id_set = [&](std::string_view ids, std::vector<bool>& out) {
+    out.assign(rs.extractors.size(), false);
+    size_t p = 0;
+    while (p < ids.size()) {
+      size_t comma = ids.find(',', p);
+      std::string_view id = ids.substr(p, comma == std::string_view::npos ? std::string_view::npos : comma - p);
+      size_t v = 0;
+      auto r = std::from_chars(id.data(), id.data() + id.size(), v);
+      if (r.ec != std::errc() || v >= out.size()) return false;
+      out[v] = true;
+      p = comma == std::string_view::npos ? ids.size() : comma + 1;
+    }
+    return true;
+  };
+  std::vector<bool> prefilter, exact;
+  if (!take_line(in, line) || !id_set(line, prefilter)) return false;
+  if (!take_line(in, line) || !id_set(line, exact)) return false;
+  for (size_t i = 0; i < rs.extractors.size(); ++i) rs.extractors[i].collapse_safe = !exact[i];
   std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
   while (!in.empty()) {
     if (!take_line(in, line)) return false;
     int kind = -1;
     size_t size = 0;
     size_t sp = line.find(' ');
-    if (sp == std::string_view::npos) return false;
+    if (sp == std::string_view::npos || sp + 3 > line.size() || line[sp + 2] != ' ') return false;
+    char which = line[sp + 1];
+    if (which != 'c' && which != 'e') return false;
     std::from_chars(line.data(), line.data() + sp, kind);
-    std::from_chars(line.data() + sp + 1, line.data() + line.size(), size);
+    std::from_chars(line.data() + sp + 3, line.data() + line.size(), size);
     if (kind < 0 || kind >= kObservationKindCount || size > in.size()) return false;
-    auto db = std::make_unique<KindDatabase>();
-    if (hs_deserialize_database(in.data(), size, &db->db) != HS_SUCCESS) return false;
+    if (!dbs[kind]) dbs[kind] = std::make_unique<KindDatabase>();
+    ScanDatabase& db = which == 'c' ? dbs[kind]->collapsed : dbs[kind]->exact;
+    if (db.db != nullptr || hs_deserialize_database(in.data(), size, &db.db) != HS_SUCCESS) return false;
     in.remove_prefix(size);
-    db->extractors = members_of(rs, kind);
-    dbs[kind] = std::move(db);
+    db.extractors = members_of(rs, kind, which == 'c');
+    db.words = words_of(kind, which == 'c');
   }
   for (size_t i = 0; i < rs.extractors.size(); ++i) rs.extractors[i].prefilter = prefilter[i];
   rs.dbs = std::move(dbs);
@@ -1100,9 +1295,12 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
     compile_databases(*rs, result);
   if (result.errors.empty()) {
     for (const auto& db : rs->dbs) {
-      if (db && hs_alloc_scratch(db->db, &rs->scratch_prototype) != HS_SUCCESS) {
-        result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
-        break;
+      if (!db) continue;
+      for (const ScanDatabase* part : {&db->collapsed, &db->exact}) {
+        if (part->db != nullptr && hs_alloc_scratch(part->db, &rs->scratch_prototype) != HS_SUCCESS) {
+          result.errors.push_back({"", 0, 0, "Vectorscan could not allocate scratch space"});
+          break;
+        }
       }
     }
   }
@@ -1111,6 +1309,7 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
   if (!result.errors.empty()) return result;
   RuleSetInfo& info = rs->info;
   info.digest = digest;
+  info.compiled_from_cache = rs->from_cache;
   info.files = r.files.size();
   info.extractors = rs->extractors.size();
   info.metric_extractors = rs->metric_extractors.size();
@@ -1120,6 +1319,7 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
   for (const auto& x : rs->extractors) {
     info.fixtures += x.fixtures.size();
     info.prefilter_patterns += x.prefilter ? 1 : 0;
+    info.exact_scan_patterns += x.collapse_safe ? 0 : 1;
     rs->pcre_patterns += x.pcre ? 1 : 0;
   }
   for (const auto& m : rs->metric_extractors) info.fixtures += m.fixtures.size();
@@ -1155,15 +1355,23 @@ std::string serialize_compiled(const RuleSet& rules) {
     if (rules.extractors[i].prefilter) prefilter.push_back(std::to_string(i));
   }
   out += fmt::format("{}\n", fmt::join(prefilter, ","));
+  std::vector<std::string> exact;
+  for (size_t i = 0; i < rules.extractors.size(); ++i) {
+    if (!rules.extractors[i].collapse_safe) exact.push_back(std::to_string(i));
+  }
+  out += fmt::format("{}\n", fmt::join(exact, ","));
   for (int kind = 0; kind < kObservationKindCount; ++kind) {
     const auto& db = rules.dbs[kind];
-    if (!db || db->db == nullptr) continue;
-    char* bytes = nullptr;
-    size_t size = 0;
-    if (hs_serialize_database(db->db, &bytes, &size) != HS_SUCCESS) return "";
-    out += fmt::format("{} {}\n", kind, size);
-    out.append(bytes, size);
-    std::free(bytes);
+    if (!db) continue;
+    for (const auto& [which, part] : {std::pair<char, const ScanDatabase*>{'c', &db->collapsed}, {'e', &db->exact}}) {
+      if (part->db == nullptr) continue;
+      char* bytes = nullptr;
+      size_t size = 0;
+      if (hs_serialize_database(part->db, &bytes, &size) != HS_SUCCESS) return "";
+      out += fmt::format("{} {} {}\n", kind, which, size);
+      out.append(bytes, size);
+      std::free(bytes);
+    }
   }
   return out;
 }

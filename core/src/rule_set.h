@@ -78,7 +78,9 @@ struct Extractor {
   std::string id;
   std::string description;
   Position pos;
-  std::string pattern;
+  std::string pattern;        // as compiled for the capture step: literal blanks tolerate runs
+  std::string scan_pattern;   // as written: what Vectorscan scans blank-collapsed text with
+  bool collapse_safe = true;  // scan_pattern on collapsed text finds every line `pattern` matches
   bool case_insensitive = false;
   int precedence = 0;
   uint32_t kinds_mask = 0;
@@ -157,12 +159,31 @@ inline constexpr ErrorWord kErrorWords[] = {
 };
 inline constexpr size_t kErrorWordCount = sizeof(kErrorWords) / sizeof(kErrorWords[0]);
 
-struct KindDatabase {
+// One Vectorscan database: id i < extractors.size() is extractor extractors[i], an id beyond is
+// kErrorWords[words[i - extractors.size()]].
+struct ScanDatabase {
   hs_database_t* db = nullptr;
-  std::vector<uint32_t> extractors;  // Vectorscan id → extractor index; ids beyond: kErrorWords
-  ~KindDatabase() {
+  std::vector<uint32_t> extractors;
+  std::vector<uint32_t> words;
+  ScanDatabase() = default;
+  ScanDatabase(const ScanDatabase&) = delete;
+  ScanDatabase& operator=(const ScanDatabase&) = delete;
+  ~ScanDatabase() {
     if (db != nullptr) hs_free_database(db);
   }
+};
+
+// A kind's patterns in two databases. Rules tolerate widened blanks (a literal space matches a
+// run of spaces, tolerate_blanks), but a pattern with " +" between its words gives Vectorscan
+// only single words as literals to look for, and the catalogue scanned five times slower. So the
+// text is scanned with runs of blanks cut to one (collapse_blank_runs) by `collapsed`: the patterns
+// as written, whose matches there are the lines the tolerant pattern matches in the original
+// (Extractor::collapse_safe), and the one-word error words. `exact` scans the original text: the
+// patterns that need two blanks in a row (" {2}", "\s\s") in their tolerant form, and the
+// error words of several words (kept as they always matched: one blank between the words).
+struct KindDatabase {
+  ScanDatabase collapsed;
+  ScanDatabase exact;
 };
 
 class RuleSet {

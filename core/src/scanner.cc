@@ -182,7 +182,7 @@ struct Candidate {
 struct MatchContext {
   const char* data;
   size_t len;
-  const KindDatabase* db;
+  const ScanDatabase* db;
   std::vector<Candidate>* out;
   size_t cur_start = 1;  // empty range: no current line
   size_t cur_end = 0;
@@ -196,8 +196,10 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
   if (id < ctx->db->extractors.size()) {
     extractor = ctx->db->extractors[id];
   } else {
-    uint32_t word = id - static_cast<uint32_t>(ctx->db->extractors.size());
-    if (word >= kErrorWordCount || !error_word_hit(ctx->data, ctx->len, static_cast<size_t>(to), word)) return 0;
+    size_t w = id - ctx->db->extractors.size();
+    if (w >= ctx->db->words.size()) return 0;
+    uint32_t word = ctx->db->words[w];
+    if (!error_word_hit(ctx->data, ctx->len, static_cast<size_t>(to), word)) return 0;
     extractor = kErrorWordCandidate;
   }
   size_t pos = static_cast<size_t>(to) - 1;
@@ -231,6 +233,8 @@ struct Scanner::Impl {
   std::shared_ptr<const RuleSet> rules;
   hs_scratch_t* scratch = nullptr;
   std::vector<Candidate> candidates;
+  std::string collapsed_text;                              // the slice with blank runs cut (text.h)
+  std::vector<std::pair<size_t, size_t>> collapse_shifts;  // its offsets back to the slice's
   std::vector<re2::StringPiece> groups;
   detail::PcreMatcher pcre_matcher;
   std::vector<const re2::RE2::Arg*> arg_ptrs;
@@ -438,7 +442,7 @@ struct Scanner::Impl {
       return lines;
     };
     const KindDatabase* db = rules->dbs[static_cast<size_t>(src.kind)].get();
-    if (db == nullptr || db->db == nullptr || scratch == nullptr) return account(count_newlines(data, len));
+    if (db == nullptr || scratch == nullptr) return account(count_newlines(data, len));
 
     candidates.clear();
     // Vectorscan takes an unsigned length: scan in slices below 2 GiB on line boundaries.
@@ -449,9 +453,33 @@ struct Scanner::Impl {
         const void* nl = memrchr(data + slice_from, '\n', slice_len);
         if (nl != nullptr) slice_len = static_cast<const char*>(nl) - (data + slice_from) + 1;
       }
-      MatchContext ctx{data + slice_from, slice_len, db, &candidates};
+      const char* slice = data + slice_from;
       size_t before = candidates.size();
-      hs_scan(db->db, data + slice_from, static_cast<unsigned>(slice_len), 0, scratch, on_match, &ctx);
+      if (db->collapsed.db != nullptr) {
+        // Runs of blanks cut to one (KindDatabase); candidates found there are moved back to the
+        // original text's offsets below. Line starts and ends never fall inside a cut run.
+        size_t cut = collapse_blank_runs(slice, slice_len, collapsed_text, collapse_shifts);
+        const char* text = cut == 0 ? slice : collapsed_text.data();
+        size_t text_len = slice_len - cut;
+        MatchContext ctx{text, text_len, &db->collapsed, &candidates};
+        hs_scan(db->collapsed.db, text, static_cast<unsigned>(text_len), 0, scratch, on_match, &ctx);
+        if (cut != 0) {
+          // Candidates come in match order, which is nearly line order; look each offset up.
+          auto to_original = [&](size_t offset) {
+            auto it = std::upper_bound(collapse_shifts.begin(), collapse_shifts.end(), offset,
+                                       [](size_t o, const std::pair<size_t, size_t>& s) { return o < s.first; });
+            return it == collapse_shifts.begin() ? offset : offset + std::prev(it)->second;
+          };
+          for (size_t i = before; i < candidates.size(); ++i) {
+            candidates[i].line_start = to_original(candidates[i].line_start);
+            candidates[i].line_end = to_original(candidates[i].line_end);
+          }
+        }
+      }
+      if (db->exact.db != nullptr) {
+        MatchContext ctx{slice, slice_len, &db->exact, &candidates};
+        hs_scan(db->exact.db, slice, static_cast<unsigned>(slice_len), 0, scratch, on_match, &ctx);
+      }
       for (size_t i = before; i < candidates.size(); ++i) {
         candidates[i].line_start += slice_from;
         candidates[i].line_end += slice_from;

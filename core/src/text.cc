@@ -55,6 +55,41 @@ uint64_t count_sse2(const char* p, size_t n) {
 
 using CountFn = uint64_t (*)(const char*, size_t);
 CountFn pick() { return __builtin_cpu_supports("avx2") ? count_avx2 : count_sse2; }
+
+// Two blanks in a row: lanes where byte i and byte i + 1 are both ' '.
+__attribute__((target("avx2"))) size_t pair_avx2(const char* p, size_t n) {
+  const __m256i sp = _mm256_set1_epi8(' ');
+  size_t i = 0;
+  for (; n - i >= 33; i += 32) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
+    auto m = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, sp), _mm256_cmpeq_epi8(b, sp))));
+    if (m != 0) return i + static_cast<size_t>(__builtin_ctz(m));
+  }
+  for (; i + 1 < n; ++i) {
+    if (p[i] == ' ' && p[i + 1] == ' ') return i;
+  }
+  return n;
+}
+
+size_t pair_sse2(const char* p, size_t n) {
+  const __m128i sp = _mm_set1_epi8(' ');
+  size_t i = 0;
+  for (; n - i >= 17; i += 16) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    auto m = static_cast<uint32_t>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, sp), _mm_cmpeq_epi8(b, sp))));
+    if (m != 0) return i + static_cast<size_t>(__builtin_ctz(m));
+  }
+  for (; i + 1 < n; ++i) {
+    if (p[i] == ' ' && p[i + 1] == ' ') return i;
+  }
+  return n;
+}
+
+using PairFn = size_t (*)(const char*, size_t);
+PairFn pick_pair() { return __builtin_cpu_supports("avx2") ? pair_avx2 : pair_sse2; }
 #endif
 
 }  // namespace
@@ -66,6 +101,44 @@ uint64_t count_newlines(const char* data, size_t size) {
 #else
   return static_cast<uint64_t>(std::count(data, data + size, '\n'));
 #endif
+}
+
+size_t find_blank_pair(const char* data, size_t size) {
+  if (size < 2) return size;
+#ifdef ATTRIBUTION_X86
+  static const PairFn fn = pick_pair();
+  return fn(data, size);
+#else
+  for (size_t i = 0; i + 1 < size; ++i) {
+    if (data[i] == ' ' && data[i + 1] == ' ') return i;
+  }
+  return size;
+#endif
+}
+
+size_t collapse_blank_runs(const char* data, size_t size, std::string& out,
+                           std::vector<std::pair<size_t, size_t>>& shifts) {
+  out.clear();
+  shifts.clear();
+  size_t i = 0;
+  size_t removed = 0;
+  while (i < size) {
+    size_t k = find_blank_pair(data + i, size - i);
+    if (k == size - i) {
+      if (removed == 0) return 0;  // nothing to collapse: out stays empty
+      out.append(data + i, size - i);
+      break;
+    }
+    if (removed == 0) out.reserve(size);
+    size_t run = i + k + 1;  // keeps the run's first blank
+    out.append(data + i, run - i);
+    size_t q = run;
+    while (q < size && data[q] == ' ') ++q;
+    removed += q - run;
+    shifts.emplace_back(out.size(), removed);
+    i = q;
+  }
+  return removed;
 }
 
 }  // namespace attribution

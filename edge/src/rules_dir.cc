@@ -178,7 +178,9 @@ std::shared_ptr<const RuleSet> load_rules_from(const std::string& location, std:
     cached = read_cache(cache_path);
   }
   LoadResult r = python::load_rules(files, cached);  // YAML and Python rules (core/python)
-  if (r.rules && !cache_path.empty() && cached.empty()) write_cache(cache_path, serialize_compiled(*r.rules));
+  // Written when it was missing or could not be used (another format version, another Vectorscan).
+  if (r.rules && !cache_path.empty() && !describe(*r.rules).compiled_from_cache)
+    write_cache(cache_path, serialize_compiled(*r.rules));
   for (const auto& e : r.errors) errors.push_back(e.to_string());
   if (warnings != nullptr) {
     for (const auto& w : r.warnings) warnings->push_back(w.to_string());

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
+#include "attribution/engine.h"
 #include "attribution/rules.h"
 #include "rule_set.h"
 #include "test_rules.h"
@@ -21,6 +25,88 @@ TEST(RuleLoader, LiteralSpacesMatchRunsOfBlanks) {
   EXPECT_EQ(tolerate_blanks("[^ ]+ x"), "[^ ]+ +x");          // inside a class: kept
   EXPECT_EQ(tolerate_blanks("[] ] x"), "[] ] +x");            // ']' first in a class is literal
   EXPECT_EQ(tolerate_blanks("a\\ b"), "a\\ b");              // escaped space: kept
+}
+
+// What the scanner may look for in blank-collapsed text (rule_set.h, KindDatabase): nothing that
+// needs two blanks in a row.
+TEST(RuleLoader, BlanksCollapseSafe) {
+  EXPECT_TRUE(blanks_collapse_safe("exit code (?P<c>\\d+)"));
+  EXPECT_TRUE(blanks_collapse_safe("NET/IB ?: Got"));
+  EXPECT_TRUE(blanks_collapse_safe("a\\s+b c"));
+  EXPECT_TRUE(blanks_collapse_safe("[^ ]+ x"));
+  EXPECT_TRUE(blanks_collapse_safe("a (?:b )?c"));
+  EXPECT_TRUE(blanks_collapse_safe("x .* y"));
+  EXPECT_TRUE(blanks_collapse_safe("a {0,3}b"));
+  EXPECT_FALSE(blanks_collapse_safe("a  b"));       // two blanks
+  EXPECT_FALSE(blanks_collapse_safe("x {2}y"));     // a blank twice
+  EXPECT_FALSE(blanks_collapse_safe("x\\s{2,}y"));
+  EXPECT_FALSE(blanks_collapse_safe("a\\s\\sb"));
+  EXPECT_FALSE(blanks_collapse_safe("a \\s+b"));
+  EXPECT_FALSE(blanks_collapse_safe("a\\ \\ b"));   // escaped blanks
+  EXPECT_FALSE(blanks_collapse_safe("a[ \\t] b"));    // a class of blanks next to a blank
+  EXPECT_FALSE(blanks_collapse_safe("a.{2}b"));       // '.' may take two blanks
+  EXPECT_FALSE(blanks_collapse_safe("a[^x]{3}b"));
+}
+
+// The catalogue's patterns scan text with runs of blanks cut to one; a line whose blanks are
+// widened must still be read by the same extractor with the same captures, and a pattern that
+// needs two blanks in a row must still see them.
+TEST(RuleLoader, WidenedBlanksFoundLikeSingleOnes) {
+  const char* rules = R"(
+version: 1
+extractors:
+  - id: x.exit
+    description: exit
+    kinds: [applog]
+    pattern: 'exited with exit code (?P<code>\d+) on rank (?P<r>\d+)'
+    symptom: t.exit
+    fixtures:
+      - line: "worker exited with exit code 1 on rank 0"
+        expect: {symptom: t.exit}
+  - id: x.two
+    description: two blanks
+    kinds: [applog]
+    pattern: 'COL1  COL2 (?P<v>\w+)'
+    symptom: t.two
+    fixtures:
+      - line: "COL1  COL2 x"
+        expect: {symptom: t.two}
+  - id: x.anchored
+    description: anchored
+    kinds: [applog]
+    pattern: '^\s+Reason:\s+(?P<reason>OOMKilled)\s*$'
+    symptom: t.reason
+    fixtures:
+      - line: "  Reason: OOMKilled"
+        expect: {symptom: t.reason}
+)";
+  LoadResult r = load_rules({{"t.yaml", rules}});
+  ASSERT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front().to_string());
+  EXPECT_EQ(describe(*r.rules).exact_scan_patterns, 2u);
+  Scanner scanner(r.rules);
+  TextSource src;
+  src.name = "t.log";
+  src.default_year = 2026;
+  std::string text =
+      "   3:  [2026-03-02 08:21:47] iteration        1/  100000 | consumed samples:         1024\n"
+      "worker    exited   with exit code   7 on    rank 12\n"
+      "x COL1  COL2 val\n"
+      "x COL1 COL2 nope\n"
+      "      Reason:       OOMKilled\n"
+      "worker exited with exit code 9 on rank 3\n";
+  Extraction ex;
+  scanner.scan(src, text, 0, 1, ex);
+  std::map<std::string, std::vector<uint64_t>> lines;
+  std::map<std::string, std::vector<std::string>> fields;
+  for (const auto& [k, v] : ex.symptoms()) {
+    for (const auto& e : v.evidence) lines[k.id].push_back(e.line);
+    for (const auto& [name, value] : v.fields) fields[k.id].push_back(name + "=" + value);
+  }
+  EXPECT_EQ(lines["t.exit"], (std::vector<uint64_t>{2, 6}));
+  EXPECT_EQ(lines["t.two"], (std::vector<uint64_t>{3}));
+  EXPECT_EQ(lines["t.reason"], (std::vector<uint64_t>{5}));
+  const auto& exit_fields = fields["t.exit"];
+  EXPECT_NE(std::find(exit_fields.begin(), exit_fields.end(), "code=7"), exit_fields.end());
 }
 
 TEST(RuleLoader, LoadsMiniRules) {

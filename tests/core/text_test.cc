@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace attribution {
 namespace {
@@ -33,6 +34,72 @@ TEST(Text, CountLinesCountsAnUnterminatedLastLine) {
   EXPECT_EQ(count_lines("a\n"), 1u);
   EXPECT_EQ(count_lines("a\nb"), 2u);
   EXPECT_EQ(count_lines("\n\n"), 2u);
+}
+
+// The vectorised pair search against a plain loop, at every alignment, with blanks placed so that
+// pairs straddle the 16- and 32-byte blocks.
+TEST(Text, FindBlankPairMatchesALoop) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    std::string buf(static_cast<size_t>(rng() % 200), 'x');
+    for (auto& c : buf) c = (rng() % 5 == 0) ? ' ' : static_cast<char>('a' + rng() % 26);
+    for (size_t off = 0; off < std::min<size_t>(buf.size(), 40); ++off) {
+      const char* p = buf.data() + off;
+      size_t n = buf.size() - off;
+      size_t want = n;
+      for (size_t i = 0; i + 1 < n; ++i) {
+        if (p[i] == ' ' && p[i + 1] == ' ') {
+          want = i;
+          break;
+        }
+      }
+      EXPECT_EQ(find_blank_pair(p, n), want) << round << "@" << off;
+    }
+  }
+  EXPECT_EQ(find_blank_pair(" ", 1), 1u);
+  EXPECT_EQ(find_blank_pair(std::string(31, 'a').append("  ").data(), 33), 31u);  // across a block end
+}
+
+// Collapsing keeps every byte but the extra blanks of each run, and the shifts map every offset
+// of the copy back to the same byte of the input.
+TEST(Text, CollapseBlankRunsMapsBack) {
+  std::string out;
+  std::vector<std::pair<size_t, size_t>> shifts;
+  EXPECT_EQ(collapse_blank_runs("a b\nc d", 7, out, shifts), 0u);
+  EXPECT_TRUE(out.empty());
+  std::mt19937 rng(3);
+  for (int round = 0; round < 300; ++round) {
+    std::string in;
+    size_t n = rng() % 300;
+    for (size_t i = 0; i < n; ++i) {
+      int r = static_cast<int>(rng() % 10);
+      in += r < 4 ? ' ' : r == 4 ? '\n' : static_cast<char>('a' + r);
+    }
+    size_t cut = collapse_blank_runs(in.data(), in.size(), out, shifts);
+    if (cut == 0) {
+      EXPECT_EQ(in.find("  "), std::string::npos);
+      continue;
+    }
+    EXPECT_EQ(out.size() + cut, in.size());
+    EXPECT_EQ(out.find("  "), std::string::npos);
+    std::string expect;
+    for (char c : in) {
+      if (c == ' ' && !expect.empty() && expect.back() == ' ') continue;
+      expect += c;
+    }
+    EXPECT_EQ(out, expect);
+    for (size_t o = 0; o < out.size(); ++o) {
+      size_t shift = 0;
+      for (const auto& [at, removed] : shifts) {
+        if (at <= o) shift = removed;
+      }
+      ASSERT_LT(o + shift, in.size());
+      EXPECT_EQ(in[o + shift], out[o]) << round << " offset " << o;
+      if (out[o] == '\n') {
+        EXPECT_EQ(in[o + shift], '\n');
+      }
+    }
+  }
 }
 
 }  // namespace

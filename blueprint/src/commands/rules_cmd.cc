@@ -22,7 +22,8 @@ int run_rules_lint(const std::string& location, const std::string& output, std::
       j["summary"] = {{"digest", i.digest}, {"files", i.files}, {"extractors", i.extractors},
                       {"metric_extractors", i.metric_extractors}, {"catalogs", i.catalogs},
                       {"catalog_entries", i.catalog_entries}, {"refiners", i.refiners}, {"fixtures", i.fixtures},
-                      {"prefilter_patterns", i.prefilter_patterns}, {"python_refiners", i.external_refiners},
+                      {"prefilter_patterns", i.prefilter_patterns}, {"exact_scan_patterns", i.exact_scan_patterns},
+                      {"python_refiners", i.external_refiners},
                       {"python_field_hooks", i.field_hooks}};
     }
     out << j.dump(2) << "\n";

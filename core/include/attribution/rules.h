@@ -118,6 +118,8 @@ struct RuleSetInfo {
   size_t refiners = 0;
   size_t fixtures = 0;
   size_t prefilter_patterns = 0;  // compiled in Vectorscan prefilter mode (RE2 confirms)
+  size_t exact_scan_patterns = 0;  // scanned on the original text, not the blank-collapsed one
+  bool compiled_from_cache = false;  // the Vectorscan databases came from the compiled cache
   size_t external_refiners = 0;   // refiners in another language (Python)
   size_t field_hooks = 0;
 };
@@ -136,6 +138,13 @@ std::vector<PatternInfo> list_patterns(const RuleSet& rules);
 // Anything that evaluates rule patterns outside the engine (e.g. a log store's query filter) must
 // apply it too, or it will drop lines the engine would match.
 std::string tolerate_blanks(std::string_view pattern);
+
+// True when `pattern` as written, run over text whose runs of blanks are cut to one, finds every
+// line that tolerate_blanks(pattern) finds in the original text: no part of it needs two blanks in
+// a row (two blank-matching atoms side by side, as in "a  b", "\s\s", " \s+", or a blank-matching
+// atom repeated at least twice, as in " {2}", "\s{3,}", ".{2}"). The scanner looks for such
+// patterns in the original text instead (rule_set.h, KindDatabase).
+bool blanks_collapse_safe(std::string_view pattern);
 
 // Runs every fixture of every rule through the real extraction path. Each fixture line is also
 // re-scanned after unrelated preceding text, so a result that depends on what came before is caught.
