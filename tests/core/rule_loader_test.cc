@@ -82,7 +82,9 @@ extractors:
 )";
   LoadResult r = load_rules({{"t.yaml", rules}});
   ASSERT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front().to_string());
-  EXPECT_EQ(describe(*r.rules).exact_scan_patterns, 2u);
+  // Only 'COL1  COL2' needs the original text; the anchored pattern passes its fixture check here
+  // (Vectorscan's misses depend on the whole set: in the catalogue some anchored ones fail it).
+  EXPECT_EQ(describe(*r.rules).exact_scan_patterns, 1u);
   Scanner scanner(r.rules);
   TextSource src;
   src.name = "t.log";
