@@ -1007,16 +1007,24 @@ std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase&
 // Compiles each kind's two databases. A pattern put in prefilter mode by the second database is
 // compiled that way in both from then on (the flag is the extractor's; the cache records it). An
 // extractor the collapsed database misses on its own fixtures moves to the exact one, for every
-// kind, and everything is compiled again.
+// kind, and everything is compiled again; if moving keeps uncovering misses, every extractor is
+// scanned on the original text (slower, never wrong).
 void compile_databases(RuleSet& rs, LoadResult& result) {
-  for (int round = 0; round < 8; ++round) {
+  constexpr int kRounds = 8;
+  for (int round = 0; round <= kRounds; ++round) {
+    const bool last = round == kRounds;
+    if (last) {
+      for (Extractor& x : rs.extractors) x.collapse_safe = false;
+    }
     std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
     std::set<uint32_t> missed;
     for (int kind = 0; kind < kObservationKindCount; ++kind) {
       auto db = std::make_unique<KindDatabase>();
       if (!compile_database(rs, kind, true, db->collapsed, result)) return;
       if (!compile_database(rs, kind, false, db->exact, result)) return;
-      for (uint32_t x : missed_on_collapsed(rs, db->collapsed)) missed.insert(x);
+      if (!last) {
+        for (uint32_t x : missed_on_collapsed(rs, db->collapsed)) missed.insert(x);
+      }
       if (db->collapsed.db == nullptr && db->exact.db == nullptr) continue;
       dbs[kind] = std::move(db);
     }
@@ -1026,7 +1034,6 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
     }
     for (uint32_t x : missed) rs.extractors[x].collapse_safe = false;
   }
-  result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: collapsed scan keeps missing"});
 }
 
 // Cache layout: "attribution-hs/4\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n" (exact:
