@@ -14,6 +14,22 @@
 #include "rule_set.h"
 
 namespace attribution {
+
+std::string fixture_after_noise(const std::string& line, size_t noise_bytes) {
+  std::string noisy;
+  for (size_t i = 0; i < noise_bytes; ++i) noisy += static_cast<char>('a' + (i * 7) % 26);
+  noisy += "\nINFO step 100 loss 2.31\n" + line + "\n";
+  return noisy;
+}
+
+std::string fixture_repeated(const std::string& line) {
+  std::string repeated;
+  for (size_t i = 0; i < kFixtureRepeats; ++i) {
+    repeated += "INFO step " + std::to_string(i) + " loss 2.31" + std::string((i % 5) * 40, ' ') + "\n" + line + "\n";
+  }
+  return repeated;
+}
+
 namespace {
 
 // Finds the record produced by extractor `id`; checks the expectations. Returns "" when they hold.
@@ -189,7 +205,6 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
   std::shared_ptr<const RuleSet> rules(std::shared_ptr<const RuleSet>{}, &rules_ref);
   Scanner scanner(rules);
   std::vector<FixtureResult> out;
-  static const size_t kNoiseLengths[] = {1, 17, 63, 64, 65, 129};
   // One fixture under one observation kind: alone, after unrelated text, and repeated between
   // other lines. Returns "" when every expectation holds.
   auto run_one = [&](const Extractor& x, const Fixture& f, ObservationKind kind) -> std::string {
@@ -200,11 +215,9 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
     Extraction ex;
     scanner.scan(src, f.input, 0, 1, ex);
     std::string message = check(ex, x.id, f);
-    for (size_t n : kNoiseLengths) {
+    for (size_t n : kFixtureNoiseLengths) {
       if (!message.empty()) return message;
-      std::string noisy;
-      for (size_t i = 0; i < n; ++i) noisy += static_cast<char>('a' + (i * 7) % 26);
-      noisy += "\nINFO step 100 loss 2.31\n" + f.input + "\n";
+      std::string noisy = fixture_after_noise(f.input, n);
       Extraction ex2;
       scanner.scan(src, noisy, 0, 1, ex2);
       std::string m = check(ex2, x.id, f);
@@ -213,12 +226,7 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
     if (!message.empty() || f.expect_none) return message;
     // Every occurrence is found, also between lines that end in blanks: Vectorscan 5.4.9 drops
     // most matches of some pattern shapes there (e.g. '^(?:X\s*)?Y').
-    constexpr int kRepeats = 40;
-    std::string repeated;
-    for (int i = 0; i < kRepeats; ++i) {
-      repeated += "INFO step " + std::to_string(i) + " loss 2.31" + std::string(static_cast<size_t>(i % 5) * 40, ' ') +
-                  "\n" + f.input + "\n";
-    }
+    std::string repeated = fixture_repeated(f.input);
     Extraction ex3;
     scanner.scan(src, repeated, 0, 1, ex3);
     uint64_t found = 0;
@@ -230,7 +238,8 @@ std::vector<FixtureResult> run_fixtures(const RuleSet& rules_ref) {
         }
       }
     }
-    if (found != kRepeats) return fmt::format("found {} of {} repeated occurrences between other lines", found, kRepeats);
+    if (found != kFixtureRepeats)
+      return fmt::format("found {} of {} repeated occurrences between other lines", found, kFixtureRepeats);
     return "";
   };
   for (const auto& x : rules_ref.extractors) {

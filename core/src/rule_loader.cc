@@ -974,8 +974,6 @@ std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase&
     }
     return lines.size();
   };
-  static const size_t kNoiseLengths[] = {1, 17, 63, 64, 65, 129};
-  constexpr size_t kRepeats = 40;
   for (uint32_t j = 0; j < part.extractors.size(); ++j) {
     const Extractor& x = rs.extractors[part.extractors[j]];
     bool ok = true;
@@ -983,20 +981,10 @@ std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase&
       if (!ok) break;
       if (!RE2::PartialMatch(f.input, *x.re)) continue;
       ok = lines_found(f.input, j) >= 1;
-      for (size_t n : kNoiseLengths) {
-        if (!ok) break;
-        std::string noisy;
-        for (size_t i = 0; i < n; ++i) noisy += static_cast<char>('a' + (i * 7) % 26);
-        noisy += "\nINFO step 100 loss 2.31\n" + f.input + "\n";
-        ok = lines_found(noisy, j) >= 1;
+      for (size_t n : kFixtureNoiseLengths) {
+        if (ok) ok = lines_found(fixture_after_noise(f.input, n), j) >= 1;
       }
-      if (!ok) break;
-      std::string repeated;
-      for (size_t i = 0; i < kRepeats; ++i) {
-        repeated += "INFO step " + std::to_string(i) + " loss 2.31" + std::string((i % 5) * 40, ' ') + "\n" +
-                    f.input + "\n";
-      }
-      ok = lines_found(repeated, j) >= kRepeats;
+      if (ok) ok = lines_found(fixture_repeated(f.input), j) >= kFixtureRepeats;
     }
     if (!ok) missed.push_back(part.extractors[j]);
   }

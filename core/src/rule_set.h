@@ -68,6 +68,15 @@ struct Fixture {
   std::map<std::string, std::string> expect;  // symptom, node, rank, gpu, fields...
 };
 
+// The texts a fixture line is checked in besides alone (`rules test`, fixtures.cc, and the
+// collapsed-scan check at load, rule_loader.cc): after unrelated text of each of these lengths, and
+// kFixtureRepeats times between lines that end in runs of blanks (Vectorscan 5.4.9 drops matches of
+// some pattern shapes there). Pure functions.
+inline constexpr size_t kFixtureNoiseLengths[] = {1, 17, 63, 64, 65, 129};
+inline constexpr size_t kFixtureRepeats = 40;
+std::string fixture_after_noise(const std::string& line, size_t noise_bytes);
+std::string fixture_repeated(const std::string& line);
+
 struct CatalogRef {
   std::string name;
   size_t catalog = 0;
