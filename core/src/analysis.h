@@ -98,12 +98,12 @@ void run_external_refiner(const ExternalRule& rule, std::string_view phase, Anal
 // the record's fields plus the item's node (and gpu, rank when set) unless a capture names them.
 const SymptomRecord* apply_field_hooks(Analysis& analysis, const SymptomKey& key, const SymptomRecord& record,
                                        const std::vector<size_t>& hooks);
-std::map<std::string, std::string> hook_input(const std::map<std::string, std::string>& fields, const SymptomKey& key);
+std::map<std::string, std::string> hook_input(const Fields& fields, const SymptomKey& key);
 // Applies the quality caps and rule failures to the decided outcome (after POST_OUTCOME).
 void apply_rule_outcomes(const Analysis& analysis, Outcome& outcome);
 
 // Renders a label template ("Xid {xid} on {pci}") with the record's fields.
-std::string render_label(const std::string& label, const std::map<std::string, std::string>& fields);
+std::string render_label(const std::string& label, const Fields& fields);
 
 struct Outcome {
   int root = -1;                 // item index

@@ -163,8 +163,8 @@ void run_external_refiner(const ExternalRule& rule, std::string_view phase, Anal
   if (actions.quality_cap) a.quality_caps.emplace_back(rule.id, *actions.quality_cap);
 }
 
-std::map<std::string, std::string> hook_input(const std::map<std::string, std::string>& fields, const SymptomKey& key) {
-  std::map<std::string, std::string> in = fields;
+std::map<std::string, std::string> hook_input(const Fields& fields, const SymptomKey& key) {
+  std::map<std::string, std::string> in = fields.to_map();
   in.emplace("node", key.node);
   if (!key.gpu.empty()) in.emplace("gpu", key.gpu);
   if (key.rank != kNoRank) in.emplace("rank", std::to_string(key.rank));

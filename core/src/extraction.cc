@@ -59,12 +59,12 @@ void merge_capped(std::vector<T>& into, const std::vector<T>& from, size_t cap) 
 constexpr size_t kUnrecognizedTextBytes = 256;
 constexpr std::string_view kFabricPrefix = "_fabric.";
 
-bool location_before(const FabricLocation& a, const std::map<std::string, std::string>& b) { return a.fields < b; }
+bool location_before(const FabricLocation& a, const Fields& b) { return a.fields < b; }
 
 // Adds one occurrence (or `n` of them, first line `first`) at `fabric` to the sorted, capped
 // location list. Keeping the smallest locations by fields makes the kept set and every kept count
 // exact under any split and merge order.
-void add_location(std::vector<FabricLocation>& locations, const std::map<std::string, std::string>& fabric,
+void add_location(std::vector<FabricLocation>& locations, const Fields& fabric,
                   uint64_t n, const EvidenceLine& first) {
   auto pos = std::lower_bound(locations.begin(), locations.end(), fabric, location_before);
   if (pos != locations.end() && pos->fields == fabric) {
@@ -78,9 +78,9 @@ void add_location(std::vector<FabricLocation>& locations, const std::map<std::st
 }
 
 // The `_fabric.*` subset of an occurrence's fields.
-std::map<std::string, std::string> fabric_fields(const std::map<std::string, std::string>& fields) {
-  std::map<std::string, std::string> out;
-  for (auto f = fields.lower_bound(std::string(kFabricPrefix));
+Fields fabric_fields(const Fields& fields) {
+  Fields out;
+  for (auto f = fields.lower_bound(kFabricPrefix);
        f != fields.end() && f->first.compare(0, kFabricPrefix.size(), kFabricPrefix) == 0; ++f)
     out.insert(*f);
   return out;
@@ -135,10 +135,10 @@ void Extraction::prune_unrecognized() {
   }
 }
 
-void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
+void Extraction::add(const SymptomKey& key, TimeNs t, Fields&& fields,
                      EvidenceLine&& evidence) {
   SymptomRecord& rec = symptoms_[key];
-  if (std::map<std::string, std::string> fabric = fabric_fields(fields); !fabric.empty())
+  if (Fields fabric = fabric_fields(fields); !fabric.empty())
     add_location(rec.locations, fabric, 1, evidence);
   if (rec.count == 0) {
     rec.first_seen = rec.last_seen = t;
@@ -165,7 +165,7 @@ void Extraction::add(const SymptomKey& key, TimeNs t, std::map<std::string, std:
 }
 
 bool Extraction::add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
-                            const std::string& rule, const std::map<std::string, std::string>& fabric) {
+                            const std::string& rule, const Fields& fabric) {
   auto it = symptoms_.find(key);
   if (it == symptoms_.end()) return false;
   SymptomRecord& rec = it->second;

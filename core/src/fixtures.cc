@@ -92,7 +92,7 @@ std::string check_field_hook(const RuleSet& rules, Scanner& scanner, const Exter
   }
   if (f.expect.count("none")) return hit == nullptr ? "" : fmt::format("expected no match, got symptom {}", hit->first.id);
   if (hit == nullptr) return fmt::format("extractor '{}' does not match the line", rule.extractor);
-  std::map<std::string, std::string> fields = hit->second.fields;
+  std::map<std::string, std::string> fields = hit->second.fields.to_map();
   for (size_t h : rules.field_hooks.at(rule.extractor)) {
     const ExternalRule& hook = rules.external_rules[h];
     std::map<std::string, std::string> extra;

@@ -126,7 +126,7 @@ void implied_xids(const Refiner& r, Analysis& a) {
       if (o.key.id == id && o.key.node == a.items[i].key.node && o.key.gpu == a.items[i].key.gpu) found = static_cast<int>(j);
     }
     if (found < 0) {
-      std::map<std::string, std::string> f = {{"_catalog", "xid"}, {"_catalog_key", prev}, {"xid", prev}};
+      Fields f = {{"_catalog", "xid"}, {"_catalog_key", prev}, {"xid", prev}};
       SymptomAttrs attrs = a.rules.attributes(id, f);
       if (!attrs.resolved) continue;
       SymptomRecord rec = combine(a, {static_cast<int>(i)});
@@ -898,7 +898,7 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "victim_domain") victim_domain(r, a);
 }
 
-std::string render_label(const std::string& label, const std::map<std::string, std::string>& fields) {
+std::string render_label(const std::string& label, const Fields& fields) {
   if (label.find('{') == std::string::npos) return label;
   std::string out;
   size_t i = 0;

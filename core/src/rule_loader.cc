@@ -27,7 +27,7 @@ bool glob_match(const std::string& glob, const std::string& id) {
 }
 
 SymptomAttrs RuleSet::attributes(const std::string& symptom_id,
-                                 const std::map<std::string, std::string>& fields) const {
+                                 const Fields& fields) const {
   auto cat = fields.find("_catalog");
   if (cat != fields.end()) {
     auto key = fields.find("_catalog_key");

@@ -222,7 +222,7 @@ class RuleSet {
   // Attributes of a symptom: the catalog entry named by the record's hidden "_catalog" and
   // "_catalog_key" fields, else the symptoms table (exact, then longest prefix glob).
   SymptomAttrs attributes(const std::string& symptom_id,
-                          const std::map<std::string, std::string>& fields) const;
+                          const Fields& fields) const;
 };
 
 bool glob_match(const std::string& glob, const std::string& id);

@@ -242,7 +242,7 @@ struct Scanner::Impl {
   std::vector<std::string> captures;  // by group index; valid where groups[i] took part
   SymptomKey key_scratch;
   std::string value_scratch;
-  std::map<std::string, std::string> fabric_scratch;
+  Fields fabric_scratch;
   // The names evidence lines share (SharedString): the last source, node and note seen, and each
   // extractor's id, made once and referenced by every line that names them.
   SharedString source_name, node_name, note_text;
@@ -330,7 +330,7 @@ struct Scanner::Impl {
     }
     if (line.size() > 1024) out.lines_truncated++;
     // Where in the fabric the line points: part of whether it is a repeat (a new location is kept).
-    std::map<std::string, std::string>& fabric = fabric_scratch;
+    Fields& fabric = fabric_scratch;
     fabric.clear();
     for (const auto& [fkey, tmpl] : x.fabric) {
       if (tmpl.render(lookup, value)) fabric["_fabric." + fkey] = value;
@@ -342,7 +342,11 @@ struct Scanner::Impl {
     const auto kept = [&](const std::string& name) {
       return x.fields.empty() || name[0] == '_' || std::find(x.fields.begin(), x.fields.end(), name) != x.fields.end();
     };
-    std::map<std::string, std::string> fields;
+    Fields fields;
+    size_t nfields = (x.catalog ? 2 : 0) + fabric.size();
+    for (size_t i = 1; i < ngroups; ++i)
+      nfields += !x.group_names[i].empty() && groups[i].data() != nullptr && kept(x.group_names[i]);
+    fields.reserve(nfields);  // the record keeps this list: exactly its size, one allocation
     for (size_t i = 1; i < ngroups; ++i) {
       if (x.group_names[i].empty() || groups[i].data() == nullptr || !kept(x.group_names[i])) continue;
       fields.emplace(x.group_names[i], captures[i]);
@@ -644,7 +648,7 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
       if (!obs.node.empty()) key.node = obs.node;  // the collector knows the node best
       key.rank = obs.rank;
       if (!x.gpu.empty() && x.gpu.render(lookup, value)) key.gpu = detail::normalize_gpu(value);
-      std::map<std::string, std::string> fields = vars;
+      Fields fields(vars);
       for (const auto& [fkey, tmpl] : x.fabric) {
         if (tmpl.render(lookup, value)) fields["_fabric." + fkey] = value;
       }

@@ -29,8 +29,9 @@ json time_json(TimeNs t) { return t == kNoTime ? json(nullptr) : json(format_rfc
 
 TimeNs sort_time(TimeNs t) { return t == kNoTime ? std::numeric_limits<TimeNs>::max() : t; }
 
-// "0-3,5,7-9"
-std::string compress_ranks(const std::set<int>& ranks) {
+// "0-3,5,7-9", from ranks in ascending order without repeats (a std::set or a sorted, unique vector).
+template <class SortedRanks>
+std::string compress_ranks(const SortedRanks& ranks) {
   std::string out;
   auto it = ranks.begin();
   while (it != ranks.end()) {
@@ -44,7 +45,7 @@ std::string compress_ranks(const std::set<int>& ranks) {
   return out;
 }
 
-json public_fields(const std::map<std::string, std::string>& fields) {
+json public_fields(const Fields& fields) {
   json out = json::object();
   for (const auto& [k, v] : fields) {
     if (!k.empty() && k[0] != '_') out[k] = v;
@@ -101,7 +102,7 @@ std::vector<std::pair<const std::string*, const UnrecognizedLine*>> top_unrecogn
   return out;
 }
 
-std::string role_of(const Analysis& a, const Outcome& o, int i) {
+std::string_view role_of(const Analysis& a, const Outcome& o, int i) {
   const Item& it = a.items[i];
   if (std::find(o.root_group.begin(), o.root_group.end(), i) != o.root_group.end()) return "root_cause";
   if (std::find(o.rivals.begin(), o.rivals.end(), i) != o.rivals.end()) return "candidate";
@@ -144,7 +145,7 @@ void write_fabric(const Analysis& a, const Outcome& o, json& v) {
   });
   json evidence = json::array();
   // (symptom, node, location) → index in evidence: ranks and GPUs of one node share an entry.
-  std::map<std::tuple<std::string, std::string, std::map<std::string, std::string>>, size_t> seen;
+  std::map<std::tuple<std::string, std::string, Fields>, size_t> seen;
   for (const Located& l : located) {
     const Item& it = a.items[l.item];
     auto id = std::make_tuple(it.key.id, it.key.node, l.at->fields);
@@ -160,7 +161,7 @@ void write_fabric(const Analysis& a, const Outcome& o, json& v) {
     const EvidenceLine& line = l.at->first;
     evidence.push_back({{"symptom", it.key.id},
                         {"node", it.key.node},
-                        {"role", role_of(a, o, l.item)},
+                        {"role", std::string(role_of(a, o, l.item))},
                         {"domain", it.attrs->domain},
                         {"count", l.at->count},
                         {"first_seen", time_json(line.t)},
@@ -265,15 +266,21 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   v["quality"] = quality;
 
   // Symptoms grouped by (id, node); explained ones grouped by (id, explained_by, rule).
+  // A group points at its first item's strings (the items outlive it); ranks are collected
+  // unsorted and sorted once (a 16,384-rank storm has 23k groups over 110k ranked items).
   struct Group {
-    std::string id, node, label, domain, role;
+    const std::string* id = nullptr;
+    const std::string* node = nullptr;
+    const std::string* label = nullptr;
+    const std::string* domain = nullptr;
+    std::string_view role;
     uint64_t count = 0;
     TimeNs first = kNoTime, last = kNoTime;
-    std::set<int> ranks;
+    std::vector<int> ranks;
     std::set<std::string> gpus;
-    std::string explained_by;
+    const std::string* explained_by = nullptr;
   };
-  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::pair<std::string_view, std::string_view>, Group> groups;
   struct ExplainedGroup {
     std::set<std::string> nodes;
     std::set<int> ranks;
@@ -288,24 +295,24 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
     if (it.filtered) continue;
-    std::string role = role_of(a, o, i);
+    std::string_view role = role_of(a, o, i);
     Group& g = groups[{it.key.id, it.key.node}];
     if (g.count == 0) {
-      g.id = it.key.id;
-      g.node = it.key.node;
-      g.label = it.label;
-      g.domain = it.attrs->domain;
+      g.id = &it.key.id;
+      g.node = &it.key.node;
+      g.label = &it.label;
+      g.domain = &it.attrs->domain;
       g.role = role;
     } else if (role == "root_cause" || (role == "candidate" && g.role != "root_cause")) {
       g.role = role;
     }
     g.count += it.rec->count;
     upd(g.first, g.last, it.rec->first_seen, it.rec->last_seen);
-    if (it.key.rank != kNoRank) g.ranks.insert(it.key.rank);
+    if (it.key.rank != kNoRank) g.ranks.push_back(it.key.rank);
     if (!it.key.gpu.empty()) g.gpus.insert(it.key.gpu);
     if (it.explained_by >= 0) {
       const Item& by = a.items[it.explained_by];
-      g.explained_by = by.key.id;
+      g.explained_by = &by.key.id;
       ExplainedGroup& e = explained[{it.key.id, by.key.id, it.explained_rule}];
       if (!it.key.node.empty()) e.nodes.insert(it.key.node);
       if (it.key.rank != kNoRank) e.ranks.insert(it.key.rank);
@@ -315,24 +322,29 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     }
   }
   std::vector<const Group*> ordered;
-  for (const auto& [k, g] : groups) ordered.push_back(&g);
-  static const std::map<std::string, int> kRoleOrder = {{"root_cause", 0}, {"candidate", 1}, {"unexplained_cause", 2},
+  ordered.reserve(groups.size());
+  for (auto& [k, g] : groups) {
+    std::sort(g.ranks.begin(), g.ranks.end());
+    g.ranks.erase(std::unique(g.ranks.begin(), g.ranks.end()), g.ranks.end());
+    ordered.push_back(&g);
+  }
+  static const std::map<std::string, int, std::less<>> kRoleOrder = {{"root_cause", 0}, {"candidate", 1}, {"unexplained_cause", 2},
                                                         {"unexplained_victim", 3}, {"explained", 4}, {"context", 5}};
   std::stable_sort(ordered.begin(), ordered.end(), [](const Group* x, const Group* y) {
-    int rx = kRoleOrder.at(x->role), ry = kRoleOrder.at(y->role);
+    int rx = kRoleOrder.find(x->role)->second, ry = kRoleOrder.find(y->role)->second;
     if (rx != ry) return rx < ry;
     TimeNs tx = sort_time(x->first), ty = sort_time(y->first);
-    return std::tie(tx, x->id, x->node) < std::tie(ty, y->id, y->node);
+    return std::tie(tx, *x->id, *x->node) < std::tie(ty, *y->id, *y->node);
   });
   json symptoms = json::array();
   for (const Group* g : ordered) {
     if (symptoms.size() >= kMaxSymptomGroups) break;
-    json s = {{"id", g->id},       {"node", g->node},          {"label", g->label},
-              {"domain", g->domain}, {"count", g->count},       {"first_seen", time_json(g->first)},
-              {"last_seen", time_json(g->last)}, {"role", g->role}};
+    json s = {{"id", *g->id},       {"node", *g->node},          {"label", *g->label},
+              {"domain", *g->domain}, {"count", g->count},       {"first_seen", time_json(g->first)},
+              {"last_seen", time_json(g->last)}, {"role", std::string(g->role)}};
     if (!g->ranks.empty()) s["ranks"] = compress_ranks(g->ranks);
     if (!g->gpus.empty()) s["gpus"] = std::vector<std::string>(g->gpus.begin(), g->gpus.end());
-    if (!g->explained_by.empty()) s["explained_by"] = g->explained_by;
+    if (g->explained_by != nullptr && !g->explained_by->empty()) s["explained_by"] = *g->explained_by;
     symptoms.push_back(std::move(s));
   }
   v["symptoms"] = symptoms;
@@ -378,16 +390,17 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   v["evidence"] = evidence.list;
 
   json timeline = json::array();
-  std::vector<std::tuple<TimeNs, std::string, std::string, std::string, uint64_t>> points;
-  for (const auto& [k, g] : groups) points.emplace_back(sort_time(g.first), g.node, g.id, g.role, g.count);
+  std::vector<std::tuple<TimeNs, std::string_view, std::string_view, std::string_view, uint64_t>> points;
+  points.reserve(groups.size());
+  for (const auto& [k, g] : groups) points.emplace_back(sort_time(g.first), *g.node, *g.id, g.role, g.count);
   std::sort(points.begin(), points.end());
   for (const auto& [t, node, id, role, count] : points) {
     if (timeline.size() >= kMaxTimeline) break;
     std::string r = role == "root_cause" ? "root_cause" : role == "explained" ? "explained"
                     : role == "context" ? "context" : role == "candidate" ? "candidate" : "symptom";
     timeline.push_back({{"t", t == std::numeric_limits<TimeNs>::max() ? json(nullptr) : time_json(t)},
-                        {"node", node},
-                        {"symptom", id},
+                        {"node", std::string(node)},
+                        {"symptom", std::string(id)},
                         {"role", r},
                         {"count", count}});
   }

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "attribution/fields.h"
 #include "attribution/model.h"
 #include "attribution/rules.h"
 
@@ -130,7 +131,7 @@ struct SymptomKey {
 // A node report listing several switch ports, or completion errors towards several peers, keeps
 // each one instead of only the earliest line's.
 struct FabricLocation {
-  std::map<std::string, std::string> fields;  // `_fabric.*` captures, prefix included
+  Fields fields;  // `_fabric.*` captures, prefix included
   uint64_t count = 0;
   EvidenceLine first;  // the earliest line (by time, source, line, rule) that named it
 };
@@ -139,7 +140,7 @@ struct SymptomRecord {
   TimeNs first_seen = kNoTime;
   TimeNs last_seen = kNoTime;
   uint64_t count = 0;
-  std::map<std::string, std::string> fields;  // captures of the earliest occurrence
+  Fields fields;  // captures of the earliest occurrence
   std::vector<EvidenceLine> evidence;         // earliest first, at most kMaxEvidencePerSymptom
   // Distinct fabric locations, ordered by their fields; at most kMaxFabricLocationsPerSymptom, the
   // smallest by fields (so the kept set and each count do not depend on how input was split).
@@ -169,7 +170,7 @@ inline constexpr size_t kMaxUnrecognizedSourceHashes = 4096;
 // Thread-safety: not thread-safe; use one per thread and merge.
 class Extraction {
  public:
-  void add(const SymptomKey& key, TimeNs t, std::map<std::string, std::string>&& fields,
+  void add(const SymptomKey& key, TimeNs t, Fields&& fields,
            EvidenceLine&& evidence);
   // add() for an occurrence whose evidence line would not be kept: when `key` already holds
   // kMaxEvidencePerSymptom evidence lines that all sort before (t, source, line, rule), counts it
@@ -179,7 +180,7 @@ class Extraction {
   // an occurrence that would add a fabric location or move one's earliest line is not a repeat.
   bool add_repeat(const SymptomKey& key, TimeNs t, const std::string& source, uint64_t line,
                   const std::string& rule,
-                  const std::map<std::string, std::string>& fabric = {});
+                  const Fields& fabric = {});
   void merge(const Extraction& other);
   // The same result as merge(other); moves other's records instead of copying them (other is left
   // valid but unspecified).

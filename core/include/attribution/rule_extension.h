@@ -53,7 +53,7 @@ struct SymptomView {
   TimeNs first_seen = kNoTime;
   TimeNs last_seen = kNoTime;
   uint64_t count = 0;
-  const std::map<std::string, std::string>* fields = nullptr;
+  const Fields* fields = nullptr;
   const std::vector<EvidenceLine>* evidence = nullptr;
   bool active() const { return !filtered && explained_by < 0; }
 };
