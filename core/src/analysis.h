@@ -29,7 +29,6 @@ struct Item {
   SymptomKey key;
   const SymptomRecord* rec = nullptr;
   std::shared_ptr<const SymptomAttrs> attrs;  // shared by the items of one symptom (a 16,384-rank job has 112k items)
-  std::string label;
   bool indirect = false;
   bool synthetic = false;
   bool filtered = false;
@@ -37,6 +36,9 @@ struct Item {
   std::string explained_rule;
 
   bool active() const { return !filtered && explained_by < 0; }
+  // The symptom's label with the item's fields filled in ({name} placeholders). Made when asked:
+  // only the verdict's groups, candidates and root print one, and a 16,384-rank job has 112k items.
+  std::string label() const;
   TimeNs first() const { return rec->first_seen; }
   const std::string& field(const std::string& name) const {
     static const std::string kEmpty;

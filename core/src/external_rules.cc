@@ -36,7 +36,7 @@ class ItemsView final : public AnalysisView {
     s.node = it.key.node;
     s.gpu = it.key.gpu;
     s.rank = it.key.rank;
-    s.label = it.label;
+    s.label = it.label();
     s.role = it.attrs->role;
     s.domain = it.attrs->domain;
     s.outcome = it.attrs->outcome;

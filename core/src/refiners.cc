@@ -832,7 +832,6 @@ int Analysis::add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord re
   item.key = std::move(key);
   item.rec = &synthetic_records.back();
   item.attrs = std::make_shared<const SymptomAttrs>(std::move(attrs));
-  item.label = render_label(item.attrs->label, item.rec->fields);
   item.indirect = indirect || item.attrs->indirect;
   item.synthetic = true;
   items.push_back(std::move(item));
@@ -896,6 +895,11 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "repeat_gpu_fault") repeat_gpu_fault(r, a);
   else if (r.builtin == "slurm_teardown") slurm_teardown(r, a);
   else if (r.builtin == "victim_domain") victim_domain(r, a);
+}
+
+std::string Item::label() const {
+  // A catalogue symptom without a label reads as its id; a synthetic one keeps the label it was given.
+  return render_label(attrs->label.empty() && !synthetic ? key.id : attrs->label, rec->fields);
 }
 
 std::string render_label(const std::string& label, const Fields& fields) {

@@ -80,7 +80,6 @@ void build_items(Analysis& a) {
       shared = std::make_shared<const SymptomAttrs>(std::move(attrs));
     }
     it.attrs = shared;
-    it.label = render_label(it.attrs->label.empty() ? key.id : it.attrs->label, rec.fields);
     it.indirect = it.attrs->indirect || all_metric_evidence(rec);
     if (!job_nodes.empty() && !it.key.node.empty() && !job_nodes.count(it.key.node) &&
         it.key.id != "net.address") {

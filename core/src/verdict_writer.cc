@@ -224,7 +224,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
       count += a.items[i].rec->count;
     }
     json rc = {{"symptom", root.key.id},
-               {"label", root.label},
+               {"label", root.label()},
                {"node", o.culprit_node.empty() ? json(nullptr) : json(o.culprit_node)},
                {"reported_on", root.key.node.empty() ? json(nullptr) : json(root.key.node)},
                {"gpu", root.key.gpu.empty() ? json(nullptr) : json(root.key.gpu)},
@@ -253,7 +253,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     for (int i : all) {
       const Item& it = a.items[i];
       candidates.push_back({{"symptom", it.key.id},
-                            {"label", it.label},
+                            {"label", it.label()},
                             {"node", it.key.node},
                             {"rank", it.key.rank == kNoRank ? json(nullptr) : json(it.key.rank)},
                             {"outcome", it.attrs->outcome},
@@ -266,12 +266,12 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   v["quality"] = quality;
 
   // Symptoms grouped by (id, node); explained ones grouped by (id, explained_by, rule).
-  // A group points at its first item's strings (the items outlive it); ranks are collected
+  // A group points at its first item's strings (the items outlive it) and renders its label once; ranks are collected
   // unsorted and sorted once (a 16,384-rank storm has 23k groups over 110k ranked items).
   struct Group {
     const std::string* id = nullptr;
     const std::string* node = nullptr;
-    const std::string* label = nullptr;
+    std::string label;
     const std::string* domain = nullptr;
     std::string_view role;
     uint64_t count = 0;
@@ -300,7 +300,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     if (g.count == 0) {
       g.id = &it.key.id;
       g.node = &it.key.node;
-      g.label = &it.label;
+      g.label = it.label();
       g.domain = &it.attrs->domain;
       g.role = role;
     } else if (role == "root_cause" || (role == "candidate" && g.role != "root_cause")) {
@@ -339,7 +339,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   json symptoms = json::array();
   for (const Group* g : ordered) {
     if (symptoms.size() >= kMaxSymptomGroups) break;
-    json s = {{"id", *g->id},       {"node", *g->node},          {"label", *g->label},
+    json s = {{"id", *g->id},       {"node", *g->node},          {"label", g->label},
               {"domain", *g->domain}, {"count", g->count},       {"first_seen", time_json(g->first)},
               {"last_seen", time_json(g->last)}, {"role", std::string(g->role)}};
     if (!g->ranks.empty()) s["ranks"] = compress_ranks(g->ranks);
@@ -456,7 +456,7 @@ std::string write_summary(const Analysis& a, const Outcome& o) {
   s += fmt::format("outcome: {} (domain {}), quality {}\n", o.outcome, o.domain, o.quality);
   if (o.root >= 0) {
     const Item& r = a.items[o.root];
-    s += fmt::format("root cause: {}{}{} at {}\n", r.label, r.key.node.empty() ? "" : " on " + r.key.node,
+    s += fmt::format("root cause: {}{}{} at {}\n", r.label(), r.key.node.empty() ? "" : " on " + r.key.node,
                      r.key.gpu.empty() ? "" : " GPU " + r.key.gpu,
                      r.first() == kNoTime ? "unknown time" : format_rfc3339(r.first()));
     for (const auto& e : r.rec->evidence) {
