@@ -410,11 +410,12 @@ class Reader {
         }
         a.priority = p;
       } else if (key == "evidence") {
-        if (v != "direct" && v != "indirect") {
-          error(file, kv.second.Mark(), "evidence must be direct or indirect");
+        if (v != "direct" && v != "indirect" && v != "generic") {
+          error(file, kv.second.Mark(), "evidence must be direct, indirect or generic");
           ok = false;
         }
         a.indirect = v == "indirect";
+        a.generic = v == "generic";
       } else if (key == "terminal" || key == "drains_node") {
         ok &= parse_flag(file, kv.second, key, key == "terminal" ? a.terminal : a.drains_node);
       } else if (allow_extra) {

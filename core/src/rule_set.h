@@ -51,6 +51,10 @@ struct SymptomAttrs {
   std::string role = "context";  // cause | victim | context
   int priority = 0;
   bool indirect = false;
+  // Read by a catch-all rule (`evidence: generic`): the line names what was raised (a RuntimeError,
+  // an OSError), not whether the program or what it called is at fault. As a root cause it gives
+  // quality `probable` at most.
+  bool generic = false;
   // The symptom means a process of the job ended in failure (a task's non-zero exit, a failed
   // step). It contradicts a scheduler record of success.
   bool terminal = false;

@@ -318,6 +318,12 @@ Outcome decide(Analysis& a) {
     o.quality = "definitive";
     o.reasons.push_back(fmt::format("{}{} is directly evidenced", root.key.id, where));
   }
+  if (o.quality == "definitive" && root.attrs->generic) {
+    o.quality = "probable";
+    o.reasons.push_back(fmt::format("{}{} is read by a catch-all rule: the line names what was raised, not whether "
+                                    "the program or what it called (a runtime, the network, the host) is at fault",
+                                    root.key.id, where));
+  }
   if (!contradiction_reason.empty()) {
     if (o.quality == "definitive") o.quality = "probable";
     o.reasons.push_back(contradiction_reason);

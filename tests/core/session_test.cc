@@ -364,5 +364,40 @@ TEST(Session, FloodOf16kRanksStaysCompact) {
   EXPECT_LT(v.json.size(), 400000u);
 }
 
+// A root cause read by a catch-all rule (`evidence: generic`) is probable at most: the line says what
+// was raised, not whose fault it is. The same line under a direct symptom stays definitive.
+TEST(Session, GenericEvidenceIsProbableAtMost) {
+  constexpr const char* kRules = R"YAML(
+version: 1
+symptoms:
+  - {id: "python.exception.*", label: "Python {exc}", domain: application, outcome: application.exception, role: cause, priority: 50, evidence: generic}
+  - {id: "python.exception.KeyError", label: "KeyError", domain: application, outcome: application.exception, role: cause, priority: 50}
+extractors:
+  - id: extract.python.exception
+    description: generic exception
+    kinds: [applog]
+    pattern: '(?P<exc>[A-Z][A-Za-z]*Error): (?P<msg>.+)'
+    symptom: "python.exception.{exc}"
+    fixtures:
+      - line: "ValueError: x"
+        expect: {symptom: python.exception.ValueError}
+)YAML";
+  auto verdict = [&](const std::string& line) {
+    Session s(testing::load_or_die(kRules), job());
+    TextSource src;
+    src.name = "rank0.log";
+    src.rank = 0;
+    s.ingest_text(src, "2026-05-01T10:31:00Z " + line + "\n");
+    return s.attribute();
+  };
+  Verdict generic = verdict("RuntimeError: Gloo connectFullMesh failed");
+  EXPECT_EQ(generic.outcome, "application.exception");
+  EXPECT_EQ(generic.quality, "probable");
+  EXPECT_NE(generic.json.find("catch-all rule"), std::string::npos);
+  Verdict direct = verdict("KeyError: 'labels'");
+  EXPECT_EQ(direct.outcome, "application.exception");
+  EXPECT_EQ(direct.quality, "definitive");
+}
+
 }  // namespace
 }  // namespace attribution
