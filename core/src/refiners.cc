@@ -871,7 +871,8 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
     for (int e = 0; e < static_cast<int>(a.items.size()); ++e) {
       Item& effect = a.items[e];
       if (e == c || !effect.active() || !matches_any(r.explains, effect.key.id)) continue;
-      if (!r.recovery && effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority) continue;
+      if (!r.recovery && !r.outranks && effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority)
+        continue;
       if (!r.recovery && !may_explain(cause, effect)) continue;
       // Symptoms that name no node come from sources the bundle ties to no host: one unnamed host (a
       // bundle that knows its hosts names them on every node-level source).

@@ -725,7 +725,7 @@ class Reader {
   void load_refiner(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "phase", "builtin", "cause", "cause_role", "explains",
-                     "scope", "within", "before", "recovery"},
+                     "scope", "within", "before", "recovery", "outranks"},
                     "refiner"))
       return;
     RefinerRecord rec;
@@ -778,6 +778,7 @@ class Reader {
     if (!list("cause", r.cause) || !list("explains", r.explains)) return;
     r.cause_role = scalar(file, n, "cause_role", false).value_or("");
     if (n["recovery"] && !parse_flag(file, n["recovery"], "recovery", r.recovery)) return;
+    if (n["outranks"] && !parse_flag(file, n["outranks"], "outranks", r.outranks)) return;
     r.scope = scalar(file, n, "scope", false).value_or("job");
     static const std::set<std::string> kScopes = {"job", "same_node", "same_gpu", "same_rank"};
     if (!kScopes.count(r.scope)) {

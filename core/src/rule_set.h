@@ -148,6 +148,10 @@ struct Refiner {
   // The cause is a recovery (a reconnect, a link back up): the effects it covers were transient,
   // so they are explained whatever their priority.
   bool recovery = false;
+  // The cause explains its effects whatever their priority (`outranks: true`): a rank that crashed
+  // explains the time limit the other ranks then waited into, though a time limit outranks a crash
+  // when the two are unrelated.
+  bool outranks = false;
   int64_t within_ns = 30LL * 60 * 1000000000LL;
   int64_t before_ns = 5LL * 1000000000LL;
 };

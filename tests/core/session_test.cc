@@ -399,5 +399,55 @@ extractors:
   EXPECT_EQ(direct.quality, "definitive");
 }
 
+// `outranks: true` lets a refiner's cause explain an effect of higher priority (a crashed rank explains the
+// time limit the others waited into); without it the higher-priority effect stays the root cause.
+TEST(Session, OutranksExplainsAHigherPriorityEffect) {
+  auto rules = [](bool outranks) {
+    return std::string(R"YAML(
+version: 1
+symptoms:
+  - {id: "crash", label: "crash", domain: application, outcome: application.exception, role: cause, priority: 45}
+  - {id: "limit", label: "limit", domain: scheduler, outcome: scheduler.time_limit, role: cause, priority: 60}
+extractors:
+  - id: extract.crash
+    description: crash
+    kinds: [applog]
+    pattern: 'Floating point exception!'
+    symptom: crash
+    fixtures:
+      - line: "Floating point exception!"
+        expect: {symptom: crash}
+  - id: extract.limit
+    description: limit
+    kinds: [applog]
+    pattern: 'DUE TO TIME LIMIT'
+    symptom: limit
+    fixtures:
+      - line: "CANCELLED DUE TO TIME LIMIT"
+        expect: {symptom: limit}
+refiners:
+  - id: refine.crash-explains-limit
+    phase: DEFAULT
+    description: test
+    cause: ["crash"]
+    explains: ["limit"]
+    within: 720h
+    before: 0s
+)YAML") + (outranks ? "    outranks: true\n" : "");
+  };
+  auto root = [&](bool outranks, const std::string& text) {
+    Session s(testing::load_or_die(rules(outranks)), job());
+    TextSource src;
+    src.name = "job.out";
+    s.ingest_text(src, text);
+    return s.attribute().root_symptom;
+  };
+  const std::string crash_then_limit = "Floating point exception!\nslurmstepd: error: *** JOB 1 CANCELLED DUE TO TIME LIMIT ***\n";
+  EXPECT_EQ(root(true, crash_then_limit), "crash");
+  EXPECT_EQ(root(false, crash_then_limit), "limit");
+  // Without times, the window is one-sided by line order: a crash after the limit explains nothing.
+  EXPECT_EQ(root(true, "slurmstepd: error: *** JOB 1 CANCELLED DUE TO TIME LIMIT ***\nFloating point exception!\n"), "limit");
+}
+
 }  // namespace
 }  // namespace attribution
