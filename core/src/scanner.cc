@@ -342,14 +342,15 @@ struct Scanner::Impl {
     const auto kept = [&](const std::string& name) {
       return x.fields.empty() || name[0] == '_' || std::find(x.fields.begin(), x.fields.end(), name) != x.fields.end();
     };
+    const auto captured = [&](size_t i) {  // a named group that took part and the record keeps
+      return !x.group_names[i].empty() && groups[i].data() != nullptr && kept(x.group_names[i]);
+    };
     Fields fields;
     size_t nfields = (x.catalog ? 2 : 0) + fabric.size();
-    for (size_t i = 1; i < ngroups; ++i)
-      nfields += !x.group_names[i].empty() && groups[i].data() != nullptr && kept(x.group_names[i]);
+    for (size_t i = 1; i < ngroups; ++i) nfields += captured(i);
     fields.reserve(nfields);  // the record keeps this list: exactly its size, one allocation
     for (size_t i = 1; i < ngroups; ++i) {
-      if (x.group_names[i].empty() || groups[i].data() == nullptr || !kept(x.group_names[i])) continue;
-      fields.emplace(x.group_names[i], captures[i]);
+      if (captured(i)) fields.emplace(x.group_names[i], captures[i]);
     }
     if (x.catalog) {
       std::string cat_key;
