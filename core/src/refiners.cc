@@ -231,7 +231,7 @@ void peer_convergence(const Refiner& r, Analysis& a) {
   for (const Item& it : a.items) {
     if (it.key.id != "net.address") continue;
     std::string ip = strip_peer(it.field("ip"));
-    std::string host = it.field("host").empty() ? it.key.node : it.field("host");
+    std::string host = it.field("host").empty() ? it.key.node.str() : it.field("host");
     if (!ip.empty() && !host.empty()) ip_to_node.emplace(ip, host);
   }
   std::set<std::string> nodes(a.context.nodes.begin(), a.context.nodes.end());
@@ -528,7 +528,7 @@ void repeat_gpu_fault(const Refiner& r, Analysis& a) {
     std::vector<int> all = idx;
     for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {  // the GPU's faults before this job
       const Item& h = a.items[i];
-      if (h.key.node == where.first && h.key.gpu == where.second && h.key.id.compare(0, 16, "history.gpu.xid.") == 0 &&
+      if (h.key.node == where.first && h.key.gpu == where.second && h.key.id.view().starts_with("history.gpu.xid.") &&
           h.attrs->extra.count("class") && h.attrs->extra.at("class") == "app")
         all.push_back(i);
     }
@@ -819,7 +819,7 @@ void scheduler_state(const Refiner& /*r*/, Analysis& a) {
 }  // namespace
 
 bool app_or_hardware_xid(const Item& it) {
-  if (it.key.id.compare(0, 8, "gpu.xid.") != 0) return false;
+  if (!it.key.id.view().starts_with("gpu.xid.")) return false;
   auto cls = it.attrs->extra.find("class");
   auto detail = it.attrs->extra.find("class_detail");
   if (cls == it.attrs->extra.end() || cls->second != "app" || detail == it.attrs->extra.end()) return false;
@@ -900,7 +900,7 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
 
 std::string Item::label() const {
   // A catalogue symptom without a label reads as its id; a synthetic one keeps the label it was given.
-  return render_label(attrs->label.empty() && !synthetic ? key.id : attrs->label, rec->fields);
+  return render_label(attrs->label.empty() && !synthetic ? key.id.str() : attrs->label, rec->fields);
 }
 
 std::string render_label(const std::string& label, const Fields& fields) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <limits>
 #include <cstring>
+#include <unordered_map>
 
 #include "attribution/engine.h"
 #include "attribution/text.h"
@@ -241,16 +242,43 @@ struct Scanner::Impl {
   std::string unrecognized_key_buffer;
   std::vector<std::string> captures;  // by group index; valid where groups[i] took part
   SymptomKey key_scratch;
+  std::string id_scratch;
   std::string value_scratch;
   Fields fabric_scratch;
   // The names evidence lines share (SharedString): the last source, node and note seen, and each
   // extractor's id, made once and referenced by every line that names them.
-  SharedString source_name, node_name, note_text;
+  SharedString source_name, note_text;
   std::vector<SharedString> rule_ids;  // by extractor index
+
+  // Symptom-key strings (ids, nodes, GPUs), made once per distinct text and shared by every record
+  // and item that holds them.
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, SharedString, ViewHash, std::equal_to<>> interned;
+  const SharedString& intern(std::string_view s) {
+    static const SharedString kEmpty;
+    if (s.empty()) return kEmpty;
+    auto it = interned.find(s);
+    if (it == interned.end()) it = interned.emplace(std::string(s), SharedString(s)).first;
+    return it->second;
+  }
 
   static const SharedString& shared(SharedString& cache, const std::string& s) {
     if (cache.view() != s) cache = SharedString(s);
     return cache;
+  }
+  // An extractor's capture names as SharedStrings, made once (by extractor index, then group index).
+  std::vector<std::vector<SharedString>> group_names;
+  const SharedString& group_name(const Extractor& x, size_t group) {
+    const auto& xs = rules->extractors;
+    size_t i = static_cast<size_t>(&x - xs.data());
+    if (i >= xs.size()) return intern(x.group_names[group]);
+    if (group_names.size() != xs.size()) group_names.resize(xs.size());
+    auto& names = group_names[i];
+    if (names.size() != x.group_names.size()) names.assign(x.group_names.begin(), x.group_names.end());
+    return names[group];
   }
   const SharedString& rule_id(const Extractor& x) {
     const auto& xs = rules->extractors;
@@ -294,14 +322,15 @@ struct Scanner::Impl {
       return nullptr;
     };
     SymptomKey& key = key_scratch;
-    if (!x.symptom.render(lookup, key.id)) return false;
+    if (!x.symptom.render(lookup, id_scratch)) return false;
+    key.id = intern(id_scratch);
     std::string& value = value_scratch;
     if (!x.node.empty() && x.node.render(lookup, value)) {
-      key.node = value;
+      key.node = intern(value);
     } else if (!src.node.empty()) {
-      key.node = src.node;
+      key.node = intern(src.node);
     } else {
-      key.node.assign(prefix.host.data(), prefix.host.size());
+      key.node = intern(prefix.host);
     }
     key.rank = src.rank;
     if (prefix.rank != kNoRank) key.rank = prefix.rank;
@@ -315,9 +344,9 @@ struct Scanner::Impl {
       }
     }
     if (!x.gpu.empty() && x.gpu.render(lookup, value)) {
-      key.gpu = detail::normalize_gpu(value);
+      key.gpu = intern(detail::normalize_gpu(value));
     } else {
-      key.gpu = detail::normalize_gpu(src.gpu);
+      key.gpu = intern(detail::normalize_gpu(src.gpu));
     }
     (void)year;
     const bool history = !out.in_window(time);
@@ -325,15 +354,16 @@ struct Scanner::Impl {
       out.out_of_window++;
       // A GPU's own earlier faults (outside this job's window) are kept as its history, never as
       // causes: the same GPU faulting again is what tells a broken GPU from a broken program.
-      if (key.id.compare(0, 8, "gpu.xid.") != 0) return true;
-      key.id.insert(0, "history.");
+      if (!key.id.view().starts_with("gpu.xid.")) return true;
+      id_scratch.insert(0, "history.");
+      key.id = intern(id_scratch);
     }
     if (line.size() > 1024) out.lines_truncated++;
     // Where in the fabric the line points: part of whether it is a repeat (a new location is kept).
     Fields& fabric = fabric_scratch;
     fabric.clear();
     for (const auto& [fkey, tmpl] : x.fabric) {
-      if (tmpl.render(lookup, value)) fabric["_fabric." + fkey] = value;
+      if (tmpl.render(lookup, value)) fabric.insert_or_assign(intern("_fabric." + fkey), value);
     }
     if (out.add_repeat(key, time, src.name, line_no, x.id, fabric)) return true;
 
@@ -350,13 +380,13 @@ struct Scanner::Impl {
     for (size_t i = 1; i < ngroups; ++i) nfields += captured(i);
     fields.reserve(nfields);  // the record keeps this list: exactly its size, one allocation
     for (size_t i = 1; i < ngroups; ++i) {
-      if (captured(i)) fields.emplace(x.group_names[i], captures[i]);
+      if (captured(i)) fields.emplace(group_name(x, i), captures[i]);
     }
     if (x.catalog) {
       std::string cat_key;
       if (x.catalog->key.render(lookup, cat_key)) {
-        fields["_catalog"] = x.catalog->name;
-        fields["_catalog_key"] = cat_key;
+        fields.insert_or_assign(intern("_catalog"), x.catalog->name);
+        fields.insert_or_assign(intern("_catalog_key"), cat_key);
       }
     }
     fields.insert(fabric.begin(), fabric.end());
@@ -373,7 +403,7 @@ struct Scanner::Impl {
     ev.kind = src.kind;
     ev.source = shared(source_name, src.name);
     ev.line = line_no;
-    ev.node = shared(node_name, key.node);
+    ev.node = key.node;
     ev.text = detail::clean_evidence_text(line);
     ev.rule = rule_id(x);
     ev.note = shared(note_text, src.note);
@@ -639,8 +669,9 @@ void Scanner::scan_observation(const Observation& obs, int default_year, Extract
                 : x.op == "<=" ? v <= th : x.op == "==" ? v == th : v != th;
       if (!pass) continue;
       SymptomKey key;
-      if (!x.symptom.render(lookup, key.id)) continue;
       std::string value;
+      if (!x.symptom.render(lookup, value)) continue;
+      key.id = value;
       if (!x.node.empty() && x.node.render(lookup, value)) key.node = value;
       for (const auto& fb : x.node_fallback) {
         if (!key.node.empty()) break;

@@ -67,7 +67,7 @@ void build_items(Analysis& a) {
     // distinct (id, catalog, catalog key), not one per item.
     auto cat = rec.fields.find("_catalog");
     auto cat_key = rec.fields.find("_catalog_key");
-    std::shared_ptr<const SymptomAttrs>& shared = attrs_cache[{key.id, cat == rec.fields.end() ? nullptr : &cat->second,
+    std::shared_ptr<const SymptomAttrs>& shared = attrs_cache[{key.id.view(), cat == rec.fields.end() ? nullptr : &cat->second,
                                                                cat_key == rec.fields.end() ? nullptr : &cat_key->second}];
     if (!shared) {
       SymptomAttrs attrs = a.rules.attributes(key.id, rec.fields);

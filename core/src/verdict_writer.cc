@@ -296,10 +296,10 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     const Item& it = a.items[i];
     if (it.filtered) continue;
     std::string_view role = role_of(a, o, i);
-    Group& g = groups[{it.key.id, it.key.node}];
+    Group& g = groups[{it.key.id.view(), it.key.node.view()}];
     if (g.count == 0) {
-      g.id = &it.key.id;
-      g.node = &it.key.node;
+      g.id = &it.key.id.str();
+      g.node = &it.key.node.str();
       g.label = it.label();
       g.domain = &it.attrs->domain;
       g.role = role;
@@ -312,7 +312,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     if (!it.key.gpu.empty()) g.gpus.insert(it.key.gpu);
     if (it.explained_by >= 0) {
       const Item& by = a.items[it.explained_by];
-      g.explained_by = &by.key.id;
+      g.explained_by = &by.key.id.str();
       ExplainedGroup& e = explained[{it.key.id, by.key.id, it.explained_rule}];
       if (!it.key.node.empty()) e.nodes.insert(it.key.node);
       if (it.key.rank != kNoRank) e.ranks.insert(it.key.rank);

@@ -39,6 +39,31 @@ TEST_F(ScannerTest, FindsCandidatesAndLineNumbers) {
   EXPECT_EQ(ex.symptoms().begin()->first.gpu, "0000:09:00");
 }
 
+// A storm keeps one record per rank; the names every record repeats (its symptom id, its node, its
+// field names) are one shared copy each, not one per record (the 16,384-rank bench bundle's memory).
+TEST_F(ScannerTest, RecordsOfOneRuleShareTheirNames) {
+  std::string text;
+  for (int i = 0; i < 4; ++i) {
+    text += "[E ProcessGroupNCCL.cpp:737] [Rank " + std::to_string(i) +
+            "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=600000) ran\n";
+  }
+  TextSource src;
+  src.node = "gpu-node-0001";
+  Extraction ex = scan(text, src);
+  ASSERT_EQ(ex.symptoms().size(), 4u);
+  const auto& first = *ex.symptoms().begin();
+  ASSERT_FALSE(first.second.fields.empty());
+  for (const auto& [key, rec] : ex.symptoms()) {
+    EXPECT_EQ(&key.id.str(), &first.first.id.str()) << key.id;
+    EXPECT_EQ(&key.node.str(), &first.first.node.str()) << key.node;
+    ASSERT_EQ(rec.fields.size(), first.second.fields.size());
+    for (auto a = rec.fields.begin(), b = first.second.fields.begin(); a != rec.fields.end(); ++a, ++b) {
+      EXPECT_EQ(&a->first.str(), &b->first.str()) << a->first;
+    }
+    EXPECT_EQ(&rec.evidence.at(0).node.str(), &key.node.str());
+  }
+}
+
 TEST_F(ScannerTest, PrecedencePicksSpecificExtractor) {
   // Both the exception extractor (precedence -10) and nothing else match; a line matching the
   // remote-error extractor (precedence 5) must not also become an exception.

@@ -17,16 +17,19 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "attribution/shared_string.h"
 
 namespace attribution {
 
 class Fields {
  public:
-  using key_type = std::string;
+  using key_type = SharedString;  // names repeat on every record of a rule: shared, not copied
   using mapped_type = std::string;
-  using value_type = std::pair<std::string, std::string>;
+  using value_type = std::pair<SharedString, std::string>;
   using iterator = std::vector<value_type>::iterator;
   using const_iterator = std::vector<value_type>::const_iterator;
   using size_type = size_t;
@@ -35,13 +38,20 @@ class Fields {
   Fields(std::initializer_list<value_type> init) {
     for (const auto& v : init) insert(v);
   }
-  explicit Fields(const std::map<std::string, std::string>& m) : items_(m.begin(), m.end()) {}
+  explicit Fields(const std::map<std::string, std::string>& m) {
+    items_.reserve(m.size());
+    for (const auto& [k, v] : m) items_.emplace_back(k, v);
+  }
   template <class It>
   Fields(It first, It last) {
     insert(first, last);
   }
 
-  std::map<std::string, std::string> to_map() const { return {items_.begin(), items_.end()}; }
+  std::map<std::string, std::string> to_map() const {
+    std::map<std::string, std::string> m;
+    for (const auto& [k, v] : items_) m.emplace_hint(m.end(), k.str(), v);
+    return m;
+  }
 
   iterator begin() { return items_.begin(); }
   iterator end() { return items_.end(); }
@@ -94,8 +104,9 @@ class Fields {
   }
   template <class K, class V>
   std::pair<iterator, bool> emplace(K&& k, V&& v) {
-    auto it = lower_bound(std::string_view(k));
-    if (it != items_.end() && it->first == std::string_view(k)) return {it, false};
+    const std::string_view name = name_view(k);
+    auto it = lower_bound(name);
+    if (it != items_.end() && it->first == name) return {it, false};
     it = items_.emplace(it, std::forward<K>(k), std::forward<V>(v));
     return {it, true};
   }
@@ -110,6 +121,18 @@ class Fields {
     auto [it, added] = try_emplace(k);
     it->second = std::forward<V>(v);
     return {it, added};
+  }
+  // The same with a shared name: a new field holds `k` itself, not a copy of its text.
+  template <class K, class V>
+    requires std::is_same_v<std::remove_cvref_t<K>, SharedString>
+  std::pair<iterator, bool> insert_or_assign(const K& k, V&& v) {
+    auto it = lower_bound(k.view());
+    if (it != items_.end() && it->first == k) {
+      it->second = std::forward<V>(v);
+      return {it, false};
+    }
+    it = items_.emplace(it, k, std::forward<V>(v));
+    return {it, true};
   }
   iterator erase(const_iterator it) { return items_.erase(it); }
   iterator erase(const_iterator first, const_iterator last) { return items_.erase(first, last); }
@@ -131,7 +154,15 @@ class Fields {
   }
 
  private:
-  static bool key_less(const value_type& v, std::string_view k) { return std::string_view(v.first) < k; }
+  template <class K>
+  static std::string_view name_view(const K& k) {
+    if constexpr (std::is_same_v<K, SharedString>) {
+      return k.view();
+    } else {
+      return std::string_view(k);
+    }
+  }
+  static bool key_less(const value_type& v, std::string_view k) { return v.first.view() < k; }
   std::vector<value_type> items_;
 };
 
@@ -139,7 +170,7 @@ class Fields {
 template <class Json>
 void to_json(Json& j, const Fields& f) {
   j = Json::object();
-  for (const auto& [k, v] : f) j[k] = v;
+  for (const auto& [k, v] : f) j[k.str()] = v;
 }
 
 }  // namespace attribution
