@@ -6,7 +6,9 @@
 // node per field: a 16,384-rank job keeps 345k captured fields in 112k symptom records, which as
 // map nodes were a fifth of its heap. Lists are short (a handful of fields), so lookups are a binary
 // search and inserts a shift. Iterators are invalidated by any insert or erase; the element's name
-// must not be changed through an iterator (it would break the order).
+// must not be changed through an iterator (it would break the order). A name is a SharedString
+// (reads as a const std::string&): the scanner gives every record of a rule the same copies of its
+// capture names, and a name passed as a SharedString is kept as that reference.
 // Thread-safety: a value type; const access from several threads is safe.
 #pragma once
 
