@@ -515,14 +515,20 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
 void repeat_gpu_fault(const Refiner& r, Analysis& a) {
   std::map<std::pair<std::string, std::string>, std::vector<int>> per_gpu;  // (node, gpu)
   std::map<std::string, std::set<std::string>> gpus_per_node;
+  // Every GPU any line names on a node: the comparison "the node's other GPUs did not fault" needs
+  // another GPU there. On a one-GPU node (or one whose other GPUs nothing names) two runs of the
+  // same program faulting tell a program or driver fault from a broken GPU no better than one.
+  std::map<std::string, std::set<std::string>> gpus_seen;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
+    if (!it.key.gpu.empty()) gpus_seen[it.key.node].insert(it.key.gpu);
     if (!it.active() || it.attrs->role != "cause" || !app_or_hardware_xid(it) || it.key.gpu.empty()) continue;
     per_gpu[{it.key.node, it.key.gpu}].push_back(i);
     gpus_per_node[it.key.node].insert(it.key.gpu);
   }
   for (const auto& [where, idx] : per_gpu) {
     if (gpus_per_node[where.first].size() > 1) continue;  // several GPUs of the node fault: software
+    if (gpus_seen[where.first].size() < 2) continue;      // no other GPU of the node to compare with
     std::set<std::string> pids;
     TimeNs lo = kNoTime, hi = kNoTime;
     std::vector<int> all = idx;

@@ -12,18 +12,12 @@
 
 #include "attribution/rules.h"
 #include "rule_set.h"
+#include "test_rules.h"
 
 namespace attribution {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One pattern in both engines, built as the rule loader builds them (RE2 over Latin-1 bytes).
 struct BothEngines {
@@ -37,25 +31,6 @@ struct BothEngines {
   RE2 re;
   detail::PcrePatternPtr pcre;
 };
-
-// The shipped catalogue, loaded as `analyze --rules rules/` loads it (top-level rule files).
-std::shared_ptr<const RuleSet> load_catalogue() {
-  fs::path dir = fs::path(ATTRIBUTION_SOURCE_DIR) / "rules";
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    std::string rel = fs::relative(e.path(), dir).generic_string();
-    if (rel.rfind("inventory/", 0) == 0) continue;
-    std::string ext = e.path().extension().string();
-    if (ext == ".yaml" || ext == ".yml" || is_rule_data_file(e.path().filename().string())) paths.push_back(e.path());
-  }
-  std::sort(paths.begin(), paths.end());
-  std::vector<RuleText> files;
-  for (const auto& p : paths) files.push_back({"rules/" + fs::relative(p, dir).generic_string(), read_file(p)});
-  LoadResult r = load_rules(files);
-  for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
-  return r.rules;
-}
 
 // Every `example:` line of the message inventory (rules/inventory): real wordings of the
 // producers, most of them lines some extractor matches.
@@ -81,7 +56,7 @@ std::vector<std::string> inventory_examples() {
 }
 
 TEST(CaptureEngine, EveryFixtureLineGivesRe2sCapturesInBothEngines) {
-  auto rules = load_catalogue();
+  auto rules = testing::load_catalogue();
   ASSERT_NE(rules, nullptr);
   detail::PcreMatcher matcher;
   size_t compiled = 0, lines = 0, matched = 0;
@@ -106,7 +81,7 @@ TEST(CaptureEngine, EveryFixtureLineGivesRe2sCapturesInBothEngines) {
 }
 
 TEST(CaptureEngine, EveryInventoryExampleGivesRe2sAnswerUnderEveryPattern) {
-  auto rules = load_catalogue();
+  auto rules = testing::load_catalogue();
   ASSERT_NE(rules, nullptr);
   std::vector<std::string> examples = inventory_examples();
   ASSERT_GT(examples.size(), 300u);

@@ -82,6 +82,34 @@ TEST(Session, CascadeNamesTheGpuAndExplainsTheTimeouts) {
   EXPECT_EQ(j["evidence"][0]["observation"]["source"], "dmesg-gpu-b.txt");
 }
 
+// An app-class Xid (31) on one GPU in two processes reads as the GPU only when the node has another GPU
+// that did not fault; on a node where nothing names a second GPU the Xid keeps its own reading.
+TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::string& text) {
+    Session s(rules, job());
+    TextSource dmesg;
+    dmesg.name = "dmesg-gpu-a.txt";
+    dmesg.kind = ObservationKind::kSyslog;
+    dmesg.node = "gpu-a";
+    s.ingest_text(dmesg, text);
+    return json::parse(s.attribute().json);
+  };
+  const std::string two_runs =
+      "2026-05-01T10:10:00Z NVRM: Xid (PCI:0000:01:00): 31, pid=14292, name=python, Ch 00000030, intr 00000000. "
+      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"
+      "2026-05-01T10:20:00Z NVRM: Xid (PCI:0000:01:00): 31, pid=14566, name=python, Ch 00000030, intr 00000000. "
+      "MMU Fault: ENGINE HOST0 HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n";
+  json alone = verdict(two_runs);
+  EXPECT_NE(alone["root_cause"]["symptom"], "gpu.repeat_fault") << alone.dump();
+  EXPECT_NE(alone["outcome"], "gpu.hardware") << alone.dump();
+
+  // The node's other GPU is named (a channel reset on it, a victim) and did not fault.
+  json compared = verdict(two_runs + "2026-05-01T10:25:00Z NVRM: Xid (PCI:0000:02:00): 43, pid=14600, Ch 00000008\n");
+  EXPECT_EQ(compared["root_cause"]["symptom"], "gpu.repeat_fault") << compared.dump();
+  EXPECT_EQ(compared["outcome"], "gpu.hardware");
+}
+
 TEST(Session, SplitIngestEqualsOneShotInAnyOrder) {
   Cascade c = xid79_cascade();
   std::string one_shot = run(c).json;

@@ -3,7 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "attribution/rules.h"
 
@@ -91,6 +97,34 @@ refiners:
 
 inline std::shared_ptr<const RuleSet> load_or_die(const std::string& text, const std::string& name = "test.yaml") {
   LoadResult r = load_rules({{name, text}});
+  for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
+  return r.rules;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The shipped catalogue (ATTRIBUTION_SOURCE_DIR/rules), loaded as `analyze --rules rules/` loads it
+// (top-level rule files and rule data, not the message inventory). Load errors fail the test.
+inline std::shared_ptr<const RuleSet> load_catalogue() {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(ATTRIBUTION_SOURCE_DIR) / "rules";
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::string rel = fs::relative(e.path(), dir).generic_string();
+    if (rel.rfind("inventory/", 0) == 0) continue;
+    std::string ext = e.path().extension().string();
+    if (ext == ".yaml" || ext == ".yml" || is_rule_data_file(e.path().filename().string())) paths.push_back(e.path());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<RuleText> files;
+  for (const auto& p : paths) files.push_back({"rules/" + fs::relative(p, dir).generic_string(), read_file(p)});
+  LoadResult r = load_rules(files);
   for (const auto& e : r.errors) ADD_FAILURE() << e.to_string();
   return r.rules;
 }
