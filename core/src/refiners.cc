@@ -515,10 +515,13 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
 void repeat_gpu_fault(const Refiner& r, Analysis& a) {
   std::map<std::pair<std::string, std::string>, std::vector<int>> per_gpu;  // (node, gpu)
   std::map<std::string, std::set<std::string>> gpus_per_node;
-  // Every GPU any line names on a node: the comparison "the node's other GPUs did not fault" needs
-  // another GPU there. On a one-GPU node (or one whose other GPUs nothing names) two runs of the
-  // same program faulting tell a program or driver fault from a broken GPU no better than one.
+  // The comparison "the node's other GPUs did not fault" needs another GPU there: one that some line
+  // names, or the job's own ranks — two or more on the node (one GPU each). On a one-GPU node, or one
+  // of which nothing says more, two runs of the same program faulting tell a program or driver fault
+  // from a broken GPU no better than one.
   std::map<std::string, std::set<std::string>> gpus_seen;
+  std::map<std::string, int> ranks_on;
+  for (const auto& [rank, node] : a.context.ranks) ranks_on[node]++;
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
     if (!it.key.gpu.empty()) gpus_seen[it.key.node].insert(it.key.gpu);
@@ -528,7 +531,7 @@ void repeat_gpu_fault(const Refiner& r, Analysis& a) {
   }
   for (const auto& [where, idx] : per_gpu) {
     if (gpus_per_node[where.first].size() > 1) continue;  // several GPUs of the node fault: software
-    if (gpus_seen[where.first].size() < 2) continue;      // no other GPU of the node to compare with
+    if (gpus_seen[where.first].size() < 2 && ranks_on[where.first] < 2) continue;  // no other GPU to compare with
     std::set<std::string> pids;
     TimeNs lo = kNoTime, hi = kNoTime;
     std::vector<int> all = idx;

@@ -83,11 +83,12 @@ TEST(Session, CascadeNamesTheGpuAndExplainsTheTimeouts) {
 }
 
 // An app-class Xid (31) on one GPU in two processes reads as the GPU only when the node has another GPU
-// that did not fault; on a node where nothing names a second GPU the Xid keeps its own reading.
+// that did not fault; on a node where nothing names a second GPU (one rank there, no other GPU in any
+// line) the Xid keeps its own reading.
 TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
   auto rules = testing::load_catalogue();
   auto verdict = [&](const std::string& text) {
-    Session s(rules, job());
+    Session s(rules, job(/*ranks_per_node=*/1));
     TextSource dmesg;
     dmesg.name = "dmesg-gpu-a.txt";
     dmesg.kind = ObservationKind::kSyslog;

@@ -133,17 +133,25 @@ TEST(Reasoning, LoneXid13IsAtMostProbableApplication) {
   EXPECT_EQ(v["quality"]["level"], "probable");
 }
 
+// The node's other GPUs are the comparison: here the job ran four ranks (four GPUs) on node a and only
+// one GPU faulted. Without them (a node of which nothing names a second GPU) the Xid keeps its own
+// reading: two runs of one program on a one-GPU machine say nothing about the GPU (held-out batch 29).
 TEST(Reasoning, SameGpuFaultingInTwoProcessesIsTheGpu) {
   std::vector<Input> in = {
       {syslog("dmesg-a.txt", "a"),
        "[ 5000.000] NVRM: Xid (PCI:0000:3b:00): 13, pid=2211, name=python3, Graphics SM Warp Exception on (GPC 1, TPC 0, SM 0): Out Of Range Address\n"
        "[ 9000.000] NVRM: Xid (PCI:0000:3b:00): 13, pid=4790, name=python3, Graphics SM Warp Exception on (GPC 4, TPC 1, SM 1): Out Of Range Address\n"},
   };
-  json v = attribute(in, failed_job({"a"}));
+  ExecutionContext four_gpus = failed_job({"a"});
+  for (int r = 0; r < 4; ++r) four_gpus.ranks[r] = "a";
+  json v = attribute(in, four_gpus);
   EXPECT_EQ(v["domain"], "gpu");
   EXPECT_EQ(v["outcome"], "gpu.hardware");
   EXPECT_EQ(v["quality"]["level"], "probable");
   EXPECT_EQ(node_of(v), "a");
+
+  json alone = attribute(in, failed_job({"a"}));
+  EXPECT_NE(alone["outcome"], "gpu.hardware") << alone.dump();
 }
 
 TEST(Reasoning, EveryGpuOfANodeFaultingIsSoftware) {
