@@ -283,7 +283,7 @@ struct Scanner::Impl {
   const SharedString& rule_id(const Extractor& x) {
     const auto& xs = rules->extractors;
     size_t i = static_cast<size_t>(&x - xs.data());
-    if (i >= xs.size()) return shared(source_name, x.id);  // not from the catalogue (never happens)
+    if (i >= xs.size()) return intern(x.id);  // not from the catalogue (never happens)
     if (rule_ids.size() != xs.size()) rule_ids.resize(xs.size());
     if (rule_ids[i].empty()) rule_ids[i] = SharedString(x.id);
     return rule_ids[i];
