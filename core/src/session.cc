@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "analysis.h"
@@ -29,6 +30,40 @@ bool all_metric_evidence(const SymptomRecord& r) {
   return !r.evidence.empty() && std::all_of(r.evidence.begin(), r.evidence.end(), [](const EvidenceLine& e) {
     return e.kind == ObservationKind::kNodeMetrics;
   });
+}
+
+// The job's spelling of `host` when the two name one machine, one fully qualified and one not
+// ("gpu-a07.cluster.example.org" and "gpu-a07": Open MPI's and many daemons' prefixes print the
+// hostname as the system gives it, schedulers keep the short name); empty when no job node, or more
+// than one, matches. A dotted quad is an address, not a qualified name, and never matches.
+std::string job_node_spelling(std::string_view host, const std::set<std::string>& job_nodes) {
+  auto qualified = [](std::string_view name, std::string_view& first_label) {
+    size_t dot = name.find('.');
+    if (dot == 0 || dot == std::string_view::npos) return false;
+    std::string_view rest = name.substr(dot + 1);
+    if (std::none_of(rest.begin(), rest.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); }))
+      return false;
+    first_label = name.substr(0, dot);
+    return true;
+  };
+  std::string found;
+  int matches = 0;
+  std::string_view label;
+  if (qualified(host, label)) {
+    auto it = job_nodes.find(std::string(label));
+    if (it != job_nodes.end()) {
+      found = *it;
+      ++matches;
+    }
+  }
+  for (const auto& node : job_nodes) {
+    std::string_view node_label;
+    if (qualified(node, node_label) && node_label == host && node != found) {
+      found = node;
+      ++matches;
+    }
+  }
+  return matches == 1 ? found : std::string();
 }
 
 void build_items(Analysis& a) {
@@ -83,7 +118,12 @@ void build_items(Analysis& a) {
     it.indirect = it.attrs->indirect || all_metric_evidence(rec);
     if (!job_nodes.empty() && !it.key.node.empty() && !job_nodes.count(it.key.node) &&
         it.key.id != "net.address") {
-      it.filtered = true;  // a line about a host outside the job (shared syslog, controller log)
+      std::string same = job_node_spelling(it.key.node.view(), job_nodes);
+      if (!same.empty()) {
+        it.key.node = same;
+      } else {
+        it.filtered = true;  // a line about a host outside the job (shared syslog, controller log)
+      }
     }
     if (rec.first_seen != kNoTime) {
       lo = lo == kNoTime ? rec.first_seen : std::min(lo, rec.first_seen);

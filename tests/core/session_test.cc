@@ -111,6 +111,25 @@ TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
   EXPECT_EQ(compared["outcome"], "gpu.hardware");
 }
 
+// A line that names a job node by its qualified name ("gpu-b.cluster.example.org") is about that node:
+// it counts, under the job's spelling. A host outside the job stays filtered, and so does an address.
+TEST(Session, QualifiedHostNameIsTheJobNode) {
+  auto root_of = [](const std::string& syslog_node, const std::string& line) {
+    Cascade c = xid79_cascade();
+    c.sources[0].first.node = syslog_node;
+    c.sources[0].second = line;
+    return json::parse(run(c).json);
+  };
+  const std::string xid = "2026-05-01T10:30:00Z NVRM: Xid (PCI:0000:9b:00): 79, pid=0, GPU has fallen off the bus.\n";
+  json fqdn = root_of("gpu-b.cluster.example.org", xid);
+  EXPECT_EQ(fqdn["root_cause"]["symptom"], "gpu.xid.79") << fqdn.dump();
+  EXPECT_EQ(fqdn["root_cause"]["node"], "gpu-b");
+  json other = root_of("gpu-z.cluster.example.org", xid);
+  EXPECT_NE(other["root_cause"]["symptom"], "gpu.xid.79") << other.dump();
+  json address = root_of("10.1.2.3", xid);
+  EXPECT_NE(address["root_cause"]["symptom"], "gpu.xid.79") << address.dump();
+}
+
 TEST(Session, SplitIngestEqualsOneShotInAnyOrder) {
   Cascade c = xid79_cascade();
   std::string one_shot = run(c).json;
