@@ -22,6 +22,12 @@ struct LinePrefix {
 // no time).
 LinePrefix parse_line_prefix(std::string_view line, const TextSource& source, int year);
 
+// True for the names a line gives the machine that wrote it without naming it ("localhost",
+// "localhost.localdomain", the loopback addresses): such a line is about its source's own node.
+inline bool names_local_machine(std::string_view host) {
+  return host == "localhost" || host == "localhost.localdomain" || host == "127.0.0.1" || host == "::1";
+}
+
 // Normalizes a PCI address to "dddd:bb:dd" (lower case, 4-hex-digit domain, no function):
 // "00000000:9B:00.0" → "0000:9b:00". Other strings are returned unchanged.
 std::string normalize_gpu(std::string_view gpu);

@@ -517,10 +517,61 @@ class Reader {
     return true;
   }
 
+  // `context: {lines: N, rows: [pattern, ...], require: pattern, stop: pattern}` (rule_set.h
+  // LineContext). Patterns are compiled in step 3, where their errors get their positions.
+  static constexpr size_t kMaxContextLines = 64;
+  bool parse_context(const std::string& file, const YAML::Node& n, std::optional<LineContext>& out) {
+    YAML::Node c = n["context"];
+    if (!c) return true;
+    if (!check_keys(file, c, {"lines", "rows", "require", "stop"}, "context")) return false;
+    LineContext ctx;
+    auto lines = scalar(file, c, "lines", true);
+    if (!lines) return false;
+    auto r = std::from_chars(lines->data(), lines->data() + lines->size(), ctx.lines);
+    if (r.ec != std::errc() || r.ptr != lines->data() + lines->size() || ctx.lines == 0 || ctx.lines > kMaxContextLines) {
+      error(file, c["lines"].Mark(), fmt::format("context.lines must be a whole number from 1 to {}", kMaxContextLines));
+      return false;
+    }
+    auto pattern_at = [&](const YAML::Node& v, std::string_view what) -> std::optional<LineContext::Pattern> {
+      if (!v.IsScalar() || v.Scalar().empty()) {
+        error(file, v.Mark(), fmt::format("context.{} must be a non-empty pattern string", what));
+        return std::nullopt;
+      }
+      LineContext::Pattern p;
+      p.text = v.Scalar();
+      p.pos = position(file, v.Mark());
+      return p;
+    };
+    if (YAML::Node rows = c["rows"]) {
+      if (!rows.IsSequence()) {
+        error(file, rows.Mark(), "context.rows must be a list of patterns");
+        return false;
+      }
+      for (const auto& row : rows) {
+        auto p = pattern_at(row, "rows");
+        if (!p) return false;
+        ctx.rows.push_back(std::move(*p));
+      }
+    }
+    for (const char* key : {"require", "stop"}) {
+      if (YAML::Node v = c[key]) {
+        auto p = pattern_at(v, key);
+        if (!p) return false;
+        (std::string_view(key) == "require" ? ctx.require : ctx.stop) = std::move(*p);
+      }
+    }
+    if (ctx.rows.empty() && !ctx.require) {
+      error(file, c.Mark(), "context needs rows to read or a line to require");
+      return false;
+    }
+    out = std::move(ctx);
+    return true;
+  }
+
   void load_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "kinds", "pattern", "case_insensitive", "precedence",
-                     "symptom", "catalog", "node", "rank", "gpu", "fields", "fabric", "fixtures"},
+                     "symptom", "catalog", "node", "rank", "gpu", "fields", "fabric", "context", "fixtures"},
                     "extractor"))
       return;
     ExtractorRecord rec;
@@ -592,6 +643,7 @@ class Reader {
       }
     }
     if (!parse_fabric(file, n, x.fabric)) return;
+    if (!parse_context(file, n, x.context)) return;
     x.fixtures = parse_fixtures(file, n["fixtures"], "line");
     bool has_positive = std::any_of(x.fixtures.begin(), x.fixtures.end(),
                                     [](const Fixture& f) { return !f.expect_none; });
@@ -981,7 +1033,7 @@ std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase&
     bool ok = true;
     for (const Fixture& f : x.fixtures) {
       if (!ok) break;
-      if (!RE2::PartialMatch(f.input, *x.re)) continue;
+      if (!RE2::PartialMatch(fixture_line(f.input), *x.re)) continue;
       ok = lines_found(f.input, j) >= 1;
       for (size_t n : kFixtureNoiseLengths) {
         if (ok) ok = lines_found(fixture_after_noise(f.input, n), j) >= 1;
@@ -1252,6 +1304,24 @@ bool compile_extractor(ExtractorRecord& rec, detail::PcreMatcher& matcher, LoadR
     }
   }
   std::set<std::string> captures(x.group_names.begin(), x.group_names.end());
+  if (x.context) {
+    auto compile_context = [&](LineContext::Pattern& p) {
+      RE2::Options o = opts;
+      p.re = std::make_unique<RE2>(tolerate_blanks(p.text), o);
+      if (!p.re->ok()) {
+        return fail(p.pos, fmt::format("extractor '{}': bad context pattern: {}", x.id, p.re->error()));
+      }
+      p.group_names.assign(static_cast<size_t>(p.re->NumberOfCapturingGroups()) + 1, "");
+      for (const auto& [name, idx] : p.re->NamedCapturingGroups()) p.group_names[idx] = name;
+      return true;
+    };
+    for (auto& row : x.context->rows) {
+      if (!compile_context(row)) return false;
+      captures.insert(row.group_names.begin(), row.group_names.end());
+    }
+    if (x.context->require && !compile_context(*x.context->require)) return false;
+    if (x.context->stop && !compile_context(*x.context->stop)) return false;
+  }
   captures.erase("");
   for (const auto& [key, tmpl] : std::initializer_list<std::pair<const char*, const Template*>>{
            {"symptom", &x.symptom}, {"node", &x.node}, {"rank", &x.rank}, {"gpu", &x.gpu}}) {

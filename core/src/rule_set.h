@@ -78,6 +78,12 @@ struct Fixture {
 // some pattern shapes there). Pure functions.
 inline constexpr size_t kFixtureNoiseLengths[] = {1, 17, 63, 64, 65, 129};
 inline constexpr size_t kFixtureRepeats = 40;
+// The line a fixture's extractor reads: its input's last line (the lines above it, if any, are the
+// block an extractor's `context:` reads).
+inline std::string_view fixture_line(std::string_view input) {
+  size_t nl = input.rfind('\n');
+  return nl == std::string_view::npos ? input : input.substr(nl + 1);
+}
 std::string fixture_after_noise(const std::string& line, size_t noise_bytes);
 std::string fixture_repeated(const std::string& line);
 
@@ -85,6 +91,27 @@ struct CatalogRef {
   std::string name;
   size_t catalog = 0;
   Template key;
+};
+
+// Lines above the matched one that an extractor also reads (`context:`, docs/rules.md "Reading a
+// block"). A report printed as a block (torch elastic's failure table, `scontrol show node`,
+// `nvidia-smi -q`) names the rank, host or device on rows of its own above the row that says what
+// happened. Walking back at most `lines` lines from the matched line, within the text the scanner
+// holds: a line matching `require` ends the walk and is what lets the line be this extractor's (when
+// `require` is set and no such line is reached, the extractor does not match the line); a line
+// matching `stop` ends the walk; otherwise the nearest line each of `rows` matches gives that row's
+// named captures, which the extractor's templates and fields use like its own (its own win).
+struct LineContext {
+  struct Pattern {
+    std::string text;  // as written (blanks tolerated like an extractor pattern's)
+    Position pos;
+    std::unique_ptr<RE2> re;                 // compiled in step 3
+    std::vector<std::string> group_names;    // index i (1-based groups) → name ("" = unnamed)
+  };
+  size_t lines = 0;
+  std::vector<Pattern> rows;
+  std::optional<Pattern> require;
+  std::optional<Pattern> stop;
 };
 
 struct Extractor {
@@ -109,6 +136,7 @@ struct Extractor {
   std::vector<std::pair<std::string, Template>> fabric;
   std::vector<Fixture> fixtures;
   bool prefilter = false;  // compiled by Vectorscan in prefilter mode
+  std::optional<LineContext> context;
 };
 
 struct MetricExtractor {

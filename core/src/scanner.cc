@@ -241,6 +241,10 @@ struct Scanner::Impl {
   std::vector<const re2::RE2::Arg*> arg_ptrs;
   std::string unrecognized_key_buffer;
   std::vector<std::string> captures;  // by group index; valid where groups[i] took part
+  // What an extractor's `context:` rows captured on the lines above (name, value), nearest first.
+  std::vector<std::pair<const std::string*, std::string>> context_values;
+  std::vector<re2::StringPiece> context_groups;
+  std::vector<bool> context_found;
   SymptomKey key_scratch;
   std::string id_scratch;
   std::string value_scratch;
@@ -303,12 +307,57 @@ struct Scanner::Impl {
   // map, the cleaned evidence text or its string copies. The rest take the full path; both give
   // the aggregate add() alone would. Whatever decides a line's key or whether it counts belongs
   // before add_repeat(); what only shapes the kept fields or evidence, after it.
+  // Walks back from the line starting at `line_start` in `buffer` (rule_set.h LineContext): fills
+  // context_values with the rows' captures. False when the context requires a line the walk did not
+  // reach.
+  bool read_context(const LineContext& c, std::string_view buffer, size_t line_start) {
+    context_values.clear();
+    context_found.assign(c.rows.size(), false);
+    size_t rows_left = c.rows.size();
+    bool required_seen = !c.require;
+    size_t cursor = line_start;
+    for (size_t walked = 0; walked < c.lines && cursor > 0; ++walked) {
+      size_t prev_end = cursor - 1;  // the '\n' ending the previous line
+      const void* nl = prev_end == 0 ? nullptr : memrchr(buffer.data(), '\n', prev_end);
+      size_t prev_start = nl == nullptr ? 0 : static_cast<const char*>(nl) - buffer.data() + 1;
+      std::string_view prev(buffer.data() + prev_start, prev_end - prev_start);
+      if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
+      cursor = prev_start;
+      if (c.require && RE2::PartialMatch(prev, *c.require->re)) {
+        required_seen = true;
+        break;
+      }
+      if (c.stop && RE2::PartialMatch(prev, *c.stop->re)) break;
+      for (size_t r = 0; r < c.rows.size(); ++r) {
+        if (context_found[r]) continue;
+        const LineContext::Pattern& row = c.rows[r];
+        size_t n = row.group_names.size();
+        context_groups.assign(n, re2::StringPiece());
+        if (!row.re->Match(prev, 0, prev.size(), RE2::UNANCHORED, context_groups.data(), static_cast<int>(n))) continue;
+        context_found[r] = true;
+        --rows_left;
+        for (size_t i = 1; i < n; ++i) {
+          if (row.group_names[i].empty() || context_groups[i].data() == nullptr) continue;
+          context_values.emplace_back(&row.group_names[i], std::string(context_groups[i].data(), context_groups[i].size()));
+        }
+      }
+      if (rows_left == 0 && required_seen) break;
+    }
+    return required_seen;
+  }
+
   bool confirm_and_add(const Extractor& x, std::string_view line, uint64_t line_no,
                        const TextSource& src, int year, TimeNs time, bool time_inferred,
-                       const detail::LinePrefix& prefix, Extraction& out) {
+                       const detail::LinePrefix& prefix, Extraction& out, std::string_view buffer,
+                       size_t line_start) {
     size_t ngroups = x.group_names.size();
     groups.assign(ngroups, re2::StringPiece());
     if (!detail::capture_match(*x.re, x.pcre.get(), pcre_matcher, line, groups.data(), ngroups)) return false;
+    if (x.context) {
+      if (!read_context(*x.context, buffer, line_start)) return false;
+    } else {
+      context_values.clear();
+    }
     // Named captures that took part in the match, by group index (reused buffers).
     if (captures.size() < ngroups) captures.resize(ngroups);
     for (size_t i = 1; i < ngroups; ++i) {
@@ -319,18 +368,22 @@ struct Scanner::Impl {
       for (size_t i = 1; i < ngroups; ++i) {
         if (groups[i].data() != nullptr && x.group_names[i] == name) return &captures[i];
       }
+      for (const auto& [cname, cvalue] : context_values) {
+        if (*cname == name) return &cvalue;
+      }
       return nullptr;
     };
     SymptomKey& key = key_scratch;
     if (!x.symptom.render(lookup, id_scratch)) return false;
     key.id = intern(id_scratch);
     std::string& value = value_scratch;
-    if (!x.node.empty() && x.node.render(lookup, value)) {
+    // "localhost" in a line names the machine that wrote it: the source's node, as if unnamed.
+    if (!x.node.empty() && x.node.render(lookup, value) && !detail::names_local_machine(value)) {
       key.node = intern(value);
     } else if (!src.node.empty()) {
       key.node = intern(src.node);
     } else {
-      key.node = intern(prefix.host);
+      key.node = intern(detail::names_local_machine(prefix.host) ? std::string_view() : prefix.host);
     }
     key.rank = src.rank;
     if (prefix.rank != kNoRank) key.rank = prefix.rank;
@@ -378,9 +431,13 @@ struct Scanner::Impl {
     Fields fields;
     size_t nfields = (x.catalog ? 2 : 0) + fabric.size();
     for (size_t i = 1; i < ngroups; ++i) nfields += captured(i);
+    for (const auto& cv : context_values) nfields += kept(*cv.first);
     fields.reserve(nfields);  // the record keeps this list: exactly its size, one allocation
     for (size_t i = 1; i < ngroups; ++i) {
       if (captured(i)) fields.emplace(group_name(x, i), captures[i]);
+    }
+    for (const auto& [cname, cvalue] : context_values) {  // the line's own capture of a name wins
+      if (kept(*cname) && fields.find(*cname) == fields.end()) fields.emplace(intern(*cname), cvalue);
     }
     if (x.catalog) {
       std::string cat_key;
@@ -631,7 +688,7 @@ struct Scanner::Impl {
           error_word = true;
         } else if (!matched) {
           matched = confirm_and_add(xs[candidates[j].extractor], line, line_no, src, year, time,
-                                    inferred, prefix, out);
+                                    inferred, prefix, out, buffer, abs_start);
         }
         ++j;
       }

@@ -167,6 +167,27 @@ TEST(RuleLoader, FlagsAreTrueOrFalseWithTheirPosition) {
   EXPECT_NE(e.message.find("recovery must be true or false"), std::string::npos) << e.message;
 }
 
+TEST(RuleLoader, ContextErrorsHaveTheirPosition) {
+  const std::string head =
+      "version: 1\nextractors:\n  - id: x\n    pattern: 'Signal (?P<n>\\d+)'\n    symptom: a.b\n";
+  const std::string tail = "    fixtures: [{line: \"Signal 9\", expect: {symptom: a.b}}]\n";
+  LoadMessage e = first_error(head + "    context: {lines: 0, rows: ['rank']}\n" + tail);
+  EXPECT_EQ(e.line, 6);
+  EXPECT_NE(e.message.find("context.lines must be a whole number from 1 to 64"), std::string::npos) << e.message;
+  e = first_error(head + "    context:\n      lines: 3\n      rows:\n        - 'rank (?P<r>\\d+'\n" + tail);
+  EXPECT_EQ(e.line, 9);
+  EXPECT_EQ(e.column, 11);
+  EXPECT_NE(e.message.find("bad context pattern"), std::string::npos) << e.message;
+  e = first_error(head + "    context: {lines: 3, rowz: ['rank']}\n" + tail);
+  EXPECT_EQ(e.line, 6);
+  EXPECT_NE(e.message.find("unknown key 'rowz' in context"), std::string::npos) << e.message;
+  e = first_error(head + "    context: {lines: 3}\n" + tail);
+  EXPECT_NE(e.message.find("context needs rows to read or a line to require"), std::string::npos) << e.message;
+  // A template may use a row's capture; one that neither the pattern nor a row captures is an error.
+  e = first_error(head + "    rank: \"{r}\"\n    context: {lines: 3, rows: ['rank (?P<rank>\\d+)']}\n" + tail);
+  EXPECT_NE(e.message.find("rank uses {r}"), std::string::npos) << e.message;
+}
+
 TEST(RuleLoader, TemplateMustUseNamedCapture) {
   LoadMessage e = first_error(R"(version: 1
 extractors:

@@ -64,6 +64,64 @@ TEST_F(ScannerTest, RecordsOfOneRuleShareTheirNames) {
   }
 }
 
+// An extractor's `context:` reads the block above its line: the nearest line each row matches gives
+// its captures (the key's rank and node here); `require` must be reached within `lines`, and `stop`
+// ends the walk so an entry never borrows a row of the entry before it.
+TEST(ScannerContext, RowsAboveTheLineGiveRankAndHost) {
+  auto rules = testing::load_or_die(R"YAML(version: 1
+extractors:
+  - id: extract.t.root-kill
+    description: the first failure's kill
+    pattern: 'traceback : Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)'
+    context:
+      lines: 6
+      require: '^Root Cause:$'
+      stop: '^\[\d+\]:$'
+      rows:
+        - '\brank : (?P<rank>\d+)'
+        - '\bhost : (?P<host>[\w.-]+)'
+    symptom: t.root_kill
+    node: "{host}"
+    rank: "{rank}"
+    fixtures:
+      - line: "Root Cause:\n host : n1\n rank : 3\n traceback : Signal 9 (SIGKILL) received by PID 7"
+        expect: {symptom: t.root_kill, node: n1, rank: "3", pid: "7"}
+symptoms:
+  - {id: t.root_kill, label: x, domain: application, outcome: application.exception, role: cause, priority: 40}
+)YAML");
+  ASSERT_NE(rules, nullptr);
+  auto scan = [&](const std::string& text) {
+    Extraction ex;
+    TextSource src;
+    src.name = "t.log";
+    src.node = "launcher";
+    Scanner(rules).scan(src, text, 0, 1, ex);
+    return ex;
+  };
+  Extraction root = scan("Failures:\n  <NO_OTHER_FAILURES>\nRoot Cause:\n host : gpu-b\n rank : 12\n exitcode : -9\n"
+                         " traceback : Signal 9 (SIGKILL) received by PID 77\n");
+  ASSERT_EQ(root.symptoms().size(), 1u);
+  const auto& [key, rec] = *root.symptoms().begin();
+  EXPECT_EQ(key.node, "gpu-b");
+  EXPECT_EQ(key.rank, 12);
+  EXPECT_EQ(rec.fields.at("pid"), "77");
+  EXPECT_EQ(rec.fields.at("rank"), "12");
+
+  // Under "Failures:" (no "Root Cause:" within reach) the line is not this extractor's.
+  EXPECT_TRUE(scan("Failures:\n host : gpu-b\n rank : 12\n traceback : Signal 9 (SIGKILL) received by PID 77\n")
+                  .symptoms()
+                  .empty());
+  // The require line beyond `lines` is out of reach.
+  EXPECT_TRUE(scan("Root Cause:\na\nb\nc\nd\ne\nf\n traceback : Signal 9 (SIGKILL) received by PID 77\n").symptoms().empty());
+  // An entry without its own rank row stops at its header: no rank from the entry above.
+  Extraction cut = scan("Root Cause:\n rank : 5\n[1]:\n traceback : Signal 9 (SIGKILL) received by PID 9\n");
+  EXPECT_TRUE(cut.symptoms().empty());  // the stop line ends the walk before "Root Cause:" is reached
+  // "localhost" in a row names the source's own machine.
+  Extraction local = scan("Root Cause:\n host : localhost\n rank : 0\n traceback : Signal 9 (SIGKILL) received by PID 1\n");
+  ASSERT_EQ(local.symptoms().size(), 1u);
+  EXPECT_EQ(local.symptoms().begin()->first.node, "launcher");
+}
+
 TEST_F(ScannerTest, PrecedencePicksSpecificExtractor) {
   // Both the exception extractor (precedence -10) and nothing else match; a line matching the
   // remote-error extractor (precedence 5) must not also become an exception.

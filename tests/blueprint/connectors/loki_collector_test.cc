@@ -65,7 +65,11 @@ std::vector<std::pair<unsigned, std::string>> positive_fixtures() {
       for (const auto& fx : x["fixtures"]) {
         if (!fx["line"]) continue;
         if (fx["expect"].IsScalar() && fx["expect"].as<std::string>() == "none") continue;
-        out.emplace_back(mask, fx["line"].as<std::string>());
+        // A multi-line fixture is a block an extractor's `context:` reads: its last line is the one
+        // matched (the context rows are checked by FilterKeepsTheRowsAContextReads).
+        std::string text = fx["line"].as<std::string>();
+        size_t nl = text.rfind('\n');
+        out.emplace_back(mask, nl == std::string::npos ? text : text.substr(nl + 1));
       }
     }
   }
@@ -77,6 +81,22 @@ TEST(LokiPushdown, GoRe2Conversion) {
   EXPECT_EQ(blueprint::to_go_re2(R"(a\(?P<b>)"), R"(a\(?P<b>)");  // an escaped paren is not a group
   EXPECT_EQ(blueprint::logql_regex_filter("a|b"), "|~ `a|b`");
   EXPECT_EQ(blueprint::logql_regex_filter("a`\"b"), "|~ \"a`\\\"b\"");
+}
+
+// The lines an extractor reads above its own (`context:` rows and the required line) reach the engine
+// through the filter too, or a block read from Loki would lose its rank and host.
+TEST(LokiPushdown, FilterKeepsTheRowsAContextReads) {
+  auto cat = catalogue();
+  const std::vector<std::string> rows = {"Root Cause (first observed failure):", "  rank      : 12 (local_rank: 4)",
+                                         "  host      : gpu-a07", "  traceback : Signal 9 (SIGKILL) received by PID 14750"};
+  for (const char* mode : {"literals", "patterns"}) {
+    auto pd = build_pushdown(cat, ObservationKind::kAppLog, mode);
+    ASSERT_EQ(pd.mode, mode) << pd.note;
+    RE2 re(pd.regex);
+    ASSERT_TRUE(re.ok()) << re.error();
+    for (const auto& line : rows) EXPECT_TRUE(RE2::PartialMatch(line, re)) << mode << " drops context row: " << line;
+    EXPECT_FALSE(RE2::PartialMatch("  time      : 2025-05-21_15:43:03", re)) << mode;
+  }
 }
 
 // The filter must never drop a line an extractor matches: every positive fixture of every

@@ -30,7 +30,24 @@ std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files,
           for (const auto& k : kinds)
             if (auto kind = parse_observation_kind(k.as<std::string>())) p.kinds_mask |= 1u << static_cast<int>(*kind);
         }
+        // The rows an extractor reads above its line (`context:`) must reach the engine too: each
+        // is a pattern of its own for the filter, with the extractor's kinds and case.
+        std::vector<CatalogPattern> context;
+        if (YAML::Node c = x["context"]; c && c.IsMap()) {
+          auto add = [&](const YAML::Node& v, const char* what) {
+            if (!v || !v.IsScalar()) return;
+            CatalogPattern row = p;
+            row.id = fmt::format("{} (context {})", p.id, what);
+            row.pattern = tolerate_blanks(v.as<std::string>());
+            context.push_back(std::move(row));
+          };
+          if (YAML::Node rows = c["rows"]; rows && rows.IsSequence())
+            for (const auto& r : rows) add(r, "row");
+          add(c["require"], "require");
+          add(c["stop"], "stop");
+        }
         out.push_back(std::move(p));
+        for (auto& row : context) out.push_back(std::move(row));
       }
     } catch (const YAML::Exception& e) {
       error = fmt::format("{}: {}", f.name, e.what());
