@@ -519,7 +519,7 @@ class Reader {
 
   // `context: {lines: N, rows: [pattern, ...], require: pattern, stop: pattern}` (rule_set.h
   // LineContext). Patterns are compiled in step 3, where their errors get their positions.
-  static constexpr size_t kMaxContextLines = 64;
+  static constexpr size_t kMaxContextLines = 1000;
   bool parse_context(const std::string& file, const YAML::Node& n, std::optional<LineContext>& out) {
     YAML::Node c = n["context"];
     if (!c) return true;

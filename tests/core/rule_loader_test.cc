@@ -173,7 +173,7 @@ TEST(RuleLoader, ContextErrorsHaveTheirPosition) {
   const std::string tail = "    fixtures: [{line: \"Signal 9\", expect: {symptom: a.b}}]\n";
   LoadMessage e = first_error(head + "    context: {lines: 0, rows: ['rank']}\n" + tail);
   EXPECT_EQ(e.line, 6);
-  EXPECT_NE(e.message.find("context.lines must be a whole number from 1 to 64"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("context.lines must be a whole number from 1 to 1000"), std::string::npos) << e.message;
   e = first_error(head + "    context:\n      lines: 3\n      rows:\n        - 'rank (?P<r>\\d+'\n" + tail);
   EXPECT_EQ(e.line, 9);
   EXPECT_EQ(e.column, 11);
