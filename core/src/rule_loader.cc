@@ -1,10 +1,12 @@
 // YAML rule files → RuleSet. Every message carries file:line:column (yaml-cpp marks are 0-based).
 #include <fmt/format.h>
 #include <openssl/evp.h>
+#include <re2/filtered_re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <set>
@@ -116,6 +118,42 @@ std::string tolerate_blanks(std::string_view pattern) {
     i = j - 1;
   }
   return out;
+}
+
+bool required_atoms(const std::string& pattern, bool case_insensitive, std::vector<std::string>& atoms) {
+  atoms.clear();
+  RE2::Options o;  // UTF-8, as a log store reads the pattern; callers scanning bytes skip non-ASCII atoms
+  o.set_case_sensitive(!case_insensitive);
+  o.set_log_errors(false);
+  re2::FilteredRE2 filter(3);
+  int id = 0;
+  if (filter.Add(pattern, o, &id) != RE2::NoError) return false;
+  std::vector<std::string> mine;
+  filter.Compile(&mine);
+  std::vector<int> hits;
+  filter.AllPotentials({}, &hits);
+  if (mine.empty() || !hits.empty()) return false;  // some match needs none of the literals
+  // Greedy reduction, shortest atoms first: an atom is dropped when the pattern still cannot match
+  // with every dropped atom present and the kept ones absent (this keeps "nvrm: xid (pci:" and drops
+  // a generic " in " the same pattern also requires).
+  std::vector<size_t> order(mine.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return mine[a].size() != mine[b].size() ? mine[a].size() < mine[b].size() : a < b;
+  });
+  std::vector<bool> kept(mine.size(), true);
+  for (size_t cand : order) {
+    kept[cand] = false;
+    std::vector<int> present;
+    for (size_t i = 0; i < mine.size(); ++i)
+      if (!kept[i]) present.push_back(static_cast<int>(i));
+    hits.clear();
+    filter.AllPotentials(present, &hits);
+    if (!hits.empty()) kept[cand] = true;  // needed
+  }
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (kept[i]) atoms.push_back(mine[i]);
+  return true;
 }
 
 bool blanks_collapse_safe(std::string_view pattern) {
@@ -921,20 +959,63 @@ std::vector<uint32_t> members_of(const RuleSet& rs, int kind, bool collapsed) {
   std::vector<uint32_t> members;
   for (uint32_t i = 0; i < rs.extractors.size(); ++i) {
     const Extractor& x = rs.extractors[i];
-    if ((x.kinds_mask & (1u << kind)) && x.collapse_safe == collapsed) members.push_back(i);
+    bool in_collapsed = x.collapse_safe || !x.scan_atoms.empty();
+    if ((x.kinds_mask & (1u << kind)) && in_collapsed == collapsed) members.push_back(i);
   }
   return members;
 }
 
-// The error words a database takes: one-word ones on collapsed text, the others on the original.
+// The error words a database takes: all of them, on the collapsed text (a hit of several words that
+// spans a cut run of blanks is dropped by the scanner, so they match as they always did).
 std::vector<uint32_t> words_of(int kind, bool collapsed) {
   std::vector<uint32_t> words;
-  if (kind == static_cast<int>(ObservationKind::kNodeMetrics)) return words;
-  for (uint32_t w = 0; w < kErrorWordCount; ++w) {
-    bool one_word = std::string_view(kErrorWords[w].literal).find(' ') == std::string_view::npos;
-    if (one_word == collapsed) words.push_back(w);
-  }
+  if (kind == static_cast<int>(ObservationKind::kNodeMetrics) || !collapsed) return words;
+  for (uint32_t w = 0; w < kErrorWordCount; ++w) words.push_back(w);
   return words;
+}
+
+// A Vectorscan expression matching `literal` exactly: every byte but letters and digits as \xHH.
+std::string literal_expression(const std::string& literal) {
+  std::string out;
+  for (unsigned char c : literal) {
+    if (std::isalnum(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+// Looks `x` up by its required literals in the collapsed text when it cannot be scanned there as
+// written (Extractor::scan_atoms); leaves it to the exact database when it has no usable literal.
+void choose_scan_atoms(Extractor& x) {
+  x.scan_atoms.clear();
+  if (x.collapse_safe) return;
+  std::vector<std::string> atoms;
+  if (!required_atoms(x.pattern, x.case_insensitive, atoms)) return;
+  for (std::string& a : atoms) {
+    // A blank at either end of a literal may be the first of a run the collapsed copy cuts to one:
+    // keep the longest blank-free piece (still in every match). ASCII only (Vectorscan folds ASCII
+    // case), at least 3 bytes.
+    if (a.find(' ') != std::string::npos) {
+      std::string best;
+      size_t p = 0;
+      while (p <= a.size()) {
+        size_t q = a.find(' ', p);
+        if (q == std::string::npos) q = a.size();
+        if (q - p > best.size()) best = a.substr(p, q - p);
+        p = q + 1;
+      }
+      a = best;
+    }
+    bool ok = a.size() >= 3;
+    for (unsigned char c : a) ok = ok && c < 0x80 && c != '\t' && c != '\n' && c != '\r';
+    if (!ok) return;
+  }
+  std::sort(atoms.begin(), atoms.end());
+  atoms.erase(std::unique(atoms.begin(), atoms.end()), atoms.end());
+  x.scan_atoms = std::move(atoms);
 }
 
 // Compiles one of a kind's databases. A pattern Vectorscan rejects is retried in prefilter mode
@@ -948,19 +1029,39 @@ bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, 
     std::vector<const char*> exprs;
     std::vector<unsigned> flags;
     std::vector<unsigned> ids;
+    std::vector<std::string> atom_exprs;  // escaped literals, kept alive for exprs
     for (uint32_t j = 0; j < members.size(); ++j) {
       const Extractor& x = rs.extractors[members[j]];
+      if (collapsed && !x.collapse_safe) {
+        for (const std::string& atom : x.scan_atoms) atom_exprs.push_back(literal_expression(atom));
+      }
+    }
+    size_t next_atom = 0;
+    std::vector<int> expr_member;  // expression index → index into members (-1: an error word)
+    for (uint32_t j = 0; j < members.size(); ++j) {
+      const Extractor& x = rs.extractors[members[j]];
+      if (collapsed && !x.collapse_safe) {
+        for (size_t a = 0; a < x.scan_atoms.size(); ++a) {
+          exprs.push_back(atom_exprs[next_atom++].c_str());
+          flags.push_back(HS_FLAG_CASELESS);
+          ids.push_back(j);
+          expr_member.push_back(static_cast<int>(j));
+        }
+        continue;
+      }
       exprs.push_back(collapsed ? x.scan_pattern.c_str() : x.pattern.c_str());
       unsigned f = HS_FLAG_MULTILINE;
       if (x.case_insensitive) f |= HS_FLAG_CASELESS;
       if (x.prefilter) f |= HS_FLAG_PREFILTER;
       flags.push_back(f);
       ids.push_back(j);
+      expr_member.push_back(static_cast<int>(j));
     }
     for (uint32_t w = 0; w < words.size(); ++w) {
       exprs.push_back(kErrorWords[words[w]].literal);
       flags.push_back(HS_FLAG_CASELESS);
       ids.push_back(static_cast<uint32_t>(members.size()) + w);
+      expr_member.push_back(-1);
     }
     hs_compile_error_t* err = nullptr;
     hs_database_t* db = nullptr;
@@ -972,14 +1073,20 @@ bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, 
       out.words = std::move(words);
       return true;
     }
-    int bad = err != nullptr ? err->expression : -1;
+    int bad_expr = err != nullptr ? err->expression : -1;
     std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown";
     if (err != nullptr) hs_free_compile_error(err);
-    if (bad < 0 || static_cast<size_t>(bad) >= members.size()) {
+    int bad = bad_expr >= 0 && static_cast<size_t>(bad_expr) < expr_member.size() ? expr_member[bad_expr] : -1;
+    if (bad < 0) {
       result.errors.push_back({"", 0, 0, "Vectorscan could not compile the rule set: " + msg});
       return false;
     }
     Extractor& x = rs.extractors[members[bad]];
+    if (collapsed && !x.collapse_safe) {  // its literals did not compile: scan it exactly
+      x.scan_atoms.clear();
+      members = members_of(rs, kind, collapsed);
+      continue;
+    }
     if (x.prefilter) {
       result.errors.push_back({x.pos.file, x.pos.line, x.pos.column,
                                fmt::format("extractor '{}': pattern cannot be scanned: {}", x.id, msg)});
@@ -1048,15 +1155,21 @@ std::vector<uint32_t> missed_on_collapsed(const RuleSet& rs, const ScanDatabase&
 
 // Compiles each kind's two databases. A pattern put in prefilter mode by the second database is
 // compiled that way in both from then on (the flag is the extractor's; the cache records it). An
-// extractor the collapsed database misses on its own fixtures moves to the exact one, for every
-// kind, and everything is compiled again; if moving keeps uncovering misses, every extractor is
-// scanned on the original text (slower, never wrong).
+// extractor that cannot be scanned on collapsed text as written is looked for there by its required
+// literals (Extractor::scan_atoms), or, without usable literals, in the exact database. One the
+// collapsed database misses on its own fixtures takes the next of those steps, for every kind, and
+// everything is compiled again; if moving keeps uncovering misses, every extractor is scanned on the
+// original text (slower, never wrong).
 void compile_databases(RuleSet& rs, LoadResult& result) {
   constexpr int kRounds = 8;
+  for (Extractor& x : rs.extractors) choose_scan_atoms(x);
   for (int round = 0; round <= kRounds; ++round) {
     const bool last = round == kRounds;
     if (last) {
-      for (Extractor& x : rs.extractors) x.collapse_safe = false;
+      for (Extractor& x : rs.extractors) {
+        x.collapse_safe = false;
+        x.scan_atoms.clear();
+      }
     }
     std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
     std::set<uint32_t> missed;
@@ -1074,15 +1187,24 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
       rs.dbs = std::move(dbs);
       return;
     }
-    for (uint32_t x : missed) rs.extractors[x].collapse_safe = false;
+    for (uint32_t i : missed) {
+      Extractor& x = rs.extractors[i];
+      if (x.collapse_safe) {  // missed as written: try its literals
+        x.collapse_safe = false;
+        choose_scan_atoms(x);
+      } else {  // missed even by its literals: the original text
+        x.scan_atoms.clear();
+      }
+    }
   }
 }
 
-// Cache layout: "attribution-hs/4\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n" (exact:
-// extractors scanned on the original text, !collapse_safe) then per kind and
-// database "<kind> <c|e> <size>\n<bytes>" (c: collapsed, e: exact; KindDatabase).
-// 2: error words; 3: blanks tolerated; 4: two databases per kind.
-constexpr std::string_view kCacheMagic = "attribution-hs/4";
+// Cache layout: "attribution-hs/5\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n<atom
+// ids,>\n" (exact: extractors not scanned on collapsed text as written, !collapse_safe; atom: those of
+// them looked for there by their literals) then per kind and database "<kind> <c|e> <size>\n<bytes>"
+// (c: collapsed, e: exact; KindDatabase).
+// 2: error words; 3: blanks tolerated; 4: two databases per kind; 5: literal lookup (scan_atoms).
+constexpr std::string_view kCacheMagic = "attribution-hs/5";
 
 bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
   auto take_line = [&](std::string_view& in, std::string_view& line) {
@@ -1110,10 +1232,19 @@ bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_v
     }
     return true;
   };
-  std::vector<bool> prefilter, exact;
+  std::vector<bool> prefilter, exact, by_atoms;
   if (!take_line(in, line) || !id_set(line, prefilter)) return false;
   if (!take_line(in, line) || !id_set(line, exact)) return false;
-  for (size_t i = 0; i < rs.extractors.size(); ++i) rs.extractors[i].collapse_safe = !exact[i];
+  if (!take_line(in, line) || !id_set(line, by_atoms)) return false;
+  for (size_t i = 0; i < rs.extractors.size(); ++i) {
+    Extractor& x = rs.extractors[i];
+    x.collapse_safe = !exact[i];
+    x.scan_atoms.clear();
+    if (by_atoms[i]) {
+      choose_scan_atoms(x);  // the same literals the databases were compiled with (deterministic)
+      if (x.scan_atoms.empty()) return false;
+    }
+  }
   std::array<std::unique_ptr<KindDatabase>, kObservationKindCount> dbs;
   while (!in.empty()) {
     if (!take_line(in, line)) return false;
@@ -1406,7 +1537,7 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
   for (const auto& x : rs->extractors) {
     info.fixtures += x.fixtures.size();
     info.prefilter_patterns += x.prefilter ? 1 : 0;
-    info.exact_scan_patterns += x.collapse_safe ? 0 : 1;
+    info.exact_scan_patterns += !x.collapse_safe && x.scan_atoms.empty() ? 1 : 0;
     rs->pcre_patterns += x.pcre ? 1 : 0;
   }
   for (const auto& m : rs->metric_extractors) info.fixtures += m.fixtures.size();
@@ -1447,6 +1578,11 @@ std::string serialize_compiled(const RuleSet& rules) {
     if (!rules.extractors[i].collapse_safe) exact.push_back(std::to_string(i));
   }
   out += fmt::format("{}\n", fmt::join(exact, ","));
+  std::vector<std::string> by_atoms;
+  for (size_t i = 0; i < rules.extractors.size(); ++i) {
+    if (!rules.extractors[i].collapse_safe && !rules.extractors[i].scan_atoms.empty()) by_atoms.push_back(std::to_string(i));
+  }
+  out += fmt::format("{}\n", fmt::join(by_atoms, ","));
   for (int kind = 0; kind < kObservationKindCount; ++kind) {
     const auto& db = rules.dbs[kind];
     if (!db) continue;

@@ -121,6 +121,10 @@ struct Extractor {
   std::string pattern;        // as compiled for the capture step: literal blanks tolerate runs
   std::string scan_pattern;   // as written: what Vectorscan scans blank-collapsed text with
   bool collapse_safe = true;  // scan_pattern on collapsed text finds every line `pattern` matches
+  // Not collapse_safe, yet looked for in the collapsed text by its required literals (required_atoms,
+  // caseless) instead of on the original text: every line `pattern` matches holds one of them, blank
+  // runs never fall inside one, and the capture step confirms each candidate with `pattern`.
+  std::vector<std::string> scan_atoms;
   bool case_insensitive = false;
   int precedence = 0;
   uint32_t kinds_mask = 0;
@@ -218,14 +222,16 @@ struct ScanDatabase {
   }
 };
 
-// A kind's patterns in two databases. Rules tolerate widened blanks (a literal space matches a
-// run of spaces, tolerate_blanks), but a pattern with " +" between its words gives Vectorscan
-// only single words as literals to look for, and the catalogue scanned five times slower. So the
-// text is scanned with runs of blanks cut to one (collapse_blank_runs) by `collapsed`: the patterns
-// as written, whose matches there are the lines the tolerant pattern matches in the original
-// (Extractor::collapse_safe), and the one-word error words. `exact` scans the original text: the
-// patterns that need two blanks in a row (" {2}", "\s\s") in their tolerant form, and the
-// error words of several words (kept as they always matched: one blank between the words).
+// A kind's patterns in two databases. Rules tolerate widened blanks (a literal space matches a run
+// of spaces, tolerate_blanks), but a pattern with " +" between its words gives Vectorscan only single
+// words as literals to look for, and the catalogue scanned five times slower. So the text is scanned
+// with runs of blanks cut to one (collapse_blank_runs) by `collapsed`: the patterns as written, whose
+// matches there are the lines the tolerant pattern matches in the original (Extractor::collapse_safe),
+// the required literals of the patterns that cannot be scanned there as written (two blanks in a row,
+// " {2}", "\s\s", or a shape Vectorscan misses there: Extractor::scan_atoms), and every error word
+// (one of several words that spans a cut run is dropped, so they match as they always did). `exact`
+// scans the original text with the tolerant form of any pattern left without usable literals; it is
+// empty for the shipped catalogue, so the text is passed over once.
 struct KindDatabase {
   ScanDatabase collapsed;
   ScanDatabase exact;

@@ -187,7 +187,27 @@ struct MatchContext {
   std::vector<Candidate>* out;
   size_t cur_start = 1;  // empty range: no current line
   size_t cur_end = 0;
+  // When `data` is the blank-collapsed copy: its offsets back to the original (collapse_blank_runs).
+  const std::vector<std::pair<size_t, size_t>>* shifts = nullptr;
 };
+
+// Bytes cut from the original before collapsed offset `o` (collapse_blank_runs' shift pairs).
+size_t cut_before(const std::vector<std::pair<size_t, size_t>>& shifts, size_t o) {
+  auto it = std::upper_bound(shifts.begin(), shifts.end(), o,
+                             [](size_t x, const std::pair<size_t, size_t>& p) { return x < p.first; });
+  return it == shifts.begin() ? 0 : std::prev(it)->second;
+}
+
+// Error words of several words match as written (one blank between the words), as they always did
+// on the original text: in the collapsed copy, a hit that spans a cut run of blanks is not one.
+bool multi_word(uint32_t word) {
+  static const auto flags = [] {
+    std::array<bool, kErrorWordCount> out{};
+    for (size_t i = 0; i < kErrorWordCount; ++i) out[i] = std::string_view(kErrorWords[i].literal).find(' ') != std::string_view::npos;
+    return out;
+  }();
+  return flags[word];
+}
 
 int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to,
              unsigned int /*flags*/, void* ctx_ptr) {
@@ -201,6 +221,10 @@ int on_match(unsigned int id, unsigned long long /*from*/, unsigned long long to
     if (w >= ctx->db->words.size()) return 0;
     uint32_t word = ctx->db->words[w];
     if (!error_word_hit(ctx->data, ctx->len, static_cast<size_t>(to), word)) return 0;
+    if (ctx->shifts != nullptr && multi_word(word)) {
+      size_t end = static_cast<size_t>(to), start = end - literal_length(kErrorWords[word].literal);
+      if (cut_before(*ctx->shifts, start) != cut_before(*ctx->shifts, end)) return 0;
+    }
     extractor = kErrorWordCandidate;
   }
   size_t pos = static_cast<size_t>(to) - 1;
@@ -554,6 +578,7 @@ struct Scanner::Impl {
         const char* text = cut == 0 ? slice : collapsed_text.data();
         size_t text_len = slice_len - cut;
         MatchContext ctx{text, text_len, &db->collapsed, &candidates};
+        if (cut != 0) ctx.shifts = &collapse_shifts;
         hs_scan(db->collapsed.db, text, static_cast<unsigned>(text_len), 0, scratch, on_match, &ctx);
         if (cut != 0) {
           // Candidates come in match order, which is nearly line order; look each offset up.
@@ -618,7 +643,6 @@ struct Scanner::Impl {
         ++i;
         continue;
       }
-      out.candidate_lines++;
       detail::LinePrefix prefix = detail::parse_line_prefix(line, src, year);
       TimeNs time = forced_time != kNoTime ? forced_time : prefix.t;
       bool inferred = false;
@@ -683,15 +707,22 @@ struct Scanner::Impl {
       prev_candidate_time_carried = carried;
       size_t j = i;
       bool matched = false, error_word = false;
+      // A line counts as a candidate when some pattern matched it in the scan; a hit on one of a
+      // pattern's required literals alone (Extractor::scan_atoms) only when the pattern confirms.
+      bool pattern_hit = false;
       while (j < candidates.size() && candidates[j].line_start == start) {
         if (candidates[j].extractor == kErrorWordCandidate) {
           error_word = true;
-        } else if (!matched) {
-          matched = confirm_and_add(xs[candidates[j].extractor], line, line_no, src, year, time,
-                                    inferred, prefix, out, buffer, abs_start);
+        } else {
+          const Extractor& x = xs[candidates[j].extractor];
+          pattern_hit = pattern_hit || x.collapse_safe || x.scan_atoms.empty();
+          if (!matched) {
+            matched = confirm_and_add(x, line, line_no, src, year, time, inferred, prefix, out, buffer, abs_start);
+          }
         }
         ++j;
       }
+      if (pattern_hit || matched) out.candidate_lines++;
       if (error_word && !matched) add_unrecognized(line, line_no, src, prefix, forced_time, out);
       i = j;
     }

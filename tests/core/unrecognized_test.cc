@@ -95,6 +95,15 @@ TEST_F(UnrecognizedTest, WordsNotInsideOtherWords) {
   EXPECT_EQ(some.unrecognized().size(), 4u) << dump(some);
 }
 
+// Error words of several words match as written, one blank between the words, also where the scan
+// looks at the text with runs of blanks cut to one: "timed  out" is not "timed out".
+TEST_F(UnrecognizedTest, SeveralWordsMatchAsWritten) {
+  Extraction wide = scan("request   timed  out after 30 s\nthe  job  ran out  of  memory\n");
+  EXPECT_TRUE(wide.unrecognized().empty()) << dump(wide);
+  Extraction exact = scan("request   timed out after 30 s\nthe  job  ran out of memory\n");
+  EXPECT_EQ(exact.unrecognized().size(), 2u) << dump(exact);
+}
+
 TEST_F(UnrecognizedTest, OwnTimeOutsideTheWindowIsLeftOut) {
   Extraction ex;
   ex.set_window(parse_rfc3339("2026-05-01T10:00:00Z").value, parse_rfc3339("2026-05-01T11:00:00Z").value);

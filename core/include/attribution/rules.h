@@ -146,6 +146,15 @@ std::string tolerate_blanks(std::string_view pattern);
 // patterns in the original text instead (rule_set.h, KindDatabase).
 bool blanks_collapse_safe(std::string_view pattern);
 
+// The literals ("atoms", lower case) of which every match of `pattern` (RE2 syntax, as compiled:
+// tolerate_blanks applied) contains at least one, reduced to the most specific set that still
+// covers the pattern (RE2's prefilter analysis; an atom is at least 3 bytes). False, with `atoms`
+// empty, when the pattern does not compile or can match a line that has none of its literals.
+// Used where text must be selected by literals alone and must not lose a line the pattern matches:
+// the scanner's blank-collapsed pass for patterns it cannot scan there as written (rule_set.h) and
+// a log store's line filter (Loki pushdown). Pure.
+bool required_atoms(const std::string& pattern, bool case_insensitive, std::vector<std::string>& atoms);
+
 // Runs every fixture of every rule through the real extraction path. Each fixture line is also
 // re-scanned after unrelated preceding text, so a result that depends on what came before is caught.
 struct FixtureResult {

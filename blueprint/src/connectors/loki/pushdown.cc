@@ -1,7 +1,6 @@
 #include "connectors/loki/pushdown.h"
 
 #include <fmt/format.h>
-#include <re2/filtered_re2.h>
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
@@ -132,44 +131,13 @@ Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, Observation
   // "nvrm: xid (pci:" and drops a generic " in " that the same pattern also requires.
   std::vector<std::string> atoms;
   for (const auto* p : use) {
-    RE2::Options o;
-    o.set_case_sensitive(!p->case_insensitive);
-    o.set_log_errors(false);
-    re2::FilteredRE2 filter(3);
-    int id = 0;
-    if (filter.Add(p->pattern, o, &id) != RE2::NoError) {
-      pd.mode = "off";
-      pd.note = fmt::format("pattern of {} does not compile", p->id);
-      return pd;
-    }
     std::vector<std::string> mine;
-    filter.Compile(&mine);
-    std::vector<int> hits;
-    std::vector<int> all_present(mine.size());
-    for (size_t i = 0; i < mine.size(); ++i) all_present[i] = static_cast<int>(i);
-    filter.AllPotentials({}, &hits);
-    if (mine.empty() || !hits.empty()) {
+    if (!required_atoms(p->pattern, p->case_insensitive, mine)) {
       pd.mode = "off";
       pd.note = fmt::format("{} has no required literal", p->id);
       return pd;
     }
-    std::vector<size_t> order(mine.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return mine[a].size() != mine[b].size() ? mine[a].size() < mine[b].size() : a < b;
-    });
-    std::vector<bool> in_s(mine.size(), true);
-    for (size_t cand : order) {
-      in_s[cand] = false;
-      std::vector<int> present;
-      for (size_t i = 0; i < mine.size(); ++i)
-        if (!in_s[i]) present.push_back(static_cast<int>(i));
-      hits.clear();
-      filter.AllPotentials(present, &hits);
-      if (!hits.empty()) in_s[cand] = true;  // needed
-    }
-    for (size_t i = 0; i < mine.size(); ++i)
-      if (in_s[i]) atoms.push_back(mine[i]);
+    atoms.insert(atoms.end(), mine.begin(), mine.end());
   }
   // Minimise: an atom that contains another atom adds nothing to an OR.
   std::sort(atoms.begin(), atoms.end(), [](const auto& a, const auto& b) {
