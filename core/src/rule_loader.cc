@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <deque>
 #include <set>
 #include <tuple>
 
@@ -1029,20 +1030,13 @@ bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, 
     std::vector<const char*> exprs;
     std::vector<unsigned> flags;
     std::vector<unsigned> ids;
-    std::vector<std::string> atom_exprs;  // escaped literals, kept alive for exprs
+    std::deque<std::string> atom_exprs;  // escaped literals; a deque keeps exprs' pointers valid
+    std::vector<int> expr_member;        // expression index → index into members (-1: an error word)
     for (uint32_t j = 0; j < members.size(); ++j) {
       const Extractor& x = rs.extractors[members[j]];
       if (collapsed && !x.collapse_safe) {
-        for (const std::string& atom : x.scan_atoms) atom_exprs.push_back(literal_expression(atom));
-      }
-    }
-    size_t next_atom = 0;
-    std::vector<int> expr_member;  // expression index → index into members (-1: an error word)
-    for (uint32_t j = 0; j < members.size(); ++j) {
-      const Extractor& x = rs.extractors[members[j]];
-      if (collapsed && !x.collapse_safe) {
-        for (size_t a = 0; a < x.scan_atoms.size(); ++a) {
-          exprs.push_back(atom_exprs[next_atom++].c_str());
+        for (const std::string& atom : x.scan_atoms) {
+          exprs.push_back(atom_exprs.emplace_back(literal_expression(atom)).c_str());
           flags.push_back(HS_FLAG_CASELESS);
           ids.push_back(j);
           expr_member.push_back(static_cast<int>(j));
