@@ -80,7 +80,7 @@ const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_x
 // Real logs widen blanks (column alignment, a paste through a terminal, two spaces after a
 // colon): a literal space in a pattern (outside a character class, not already quantified)
 // matches a run of spaces. "exit code 1" also matches "exit  code   1".
-std::string tolerate_blanks(std::string_view pattern) {
+std::string tolerate_blanks(std::string_view pattern, std::string_view blank_run) {
   std::string out;
   out.reserve(pattern.size() + 8);
   bool in_class = false;
@@ -114,7 +114,7 @@ std::string tolerate_blanks(std::string_view pattern) {
       out.append(j - i, ' ');
     } else {
       out.append(j - i - 1, ' ');
-      out += " +";
+      out += blank_run;
     }
     i = j - 1;
   }

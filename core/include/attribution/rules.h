@@ -136,8 +136,10 @@ std::vector<PatternInfo> list_patterns(const RuleSet& rules);
 // An extractor pattern as the engine compiles it from the rule text: every literal space outside
 // a character class that carries no quantifier matches a run of spaces (real logs widen blanks).
 // Anything that evaluates rule patterns outside the engine (e.g. a log store's query filter) must
-// apply it too, or it will drop lines the engine would match.
-std::string tolerate_blanks(std::string_view pattern);
+// apply it too, or it will drop lines the engine would match. `blank_run` is what stands for the
+// run (" +" as compiled; a tool may pass a marker byte to find where the runs are, as the Loki
+// pushdown does to keep multi-word literals).
+std::string tolerate_blanks(std::string_view pattern, std::string_view blank_run = " +");
 
 // True when `pattern` as written, run over text whose runs of blanks are cut to one, finds every
 // line that tolerate_blanks(pattern) finds in the original text: no part of it needs two blanks in

@@ -99,6 +99,28 @@ TEST(LokiPushdown, FilterKeepsTheRowsAContextReads) {
   }
 }
 
+// A pattern whose blanks match runs of blanks keeps its words together in the literal filter
+// ("pod +lost +due ..."), so a common word in it ("kubelet") does not let every line with that word
+// through; lines with widened blanks still pass.
+TEST(LokiPushdown, LiteralsKeepTheWordsOfATolerantPatternTogether) {
+  std::vector<RuleText> files = {{"paper.yaml",
+                                  "extractors:\n  - id: x.node-lost\n    pattern: 'Pod lost due to node lost, maybe its "
+                                  "kubelet is down'\n"}};
+  std::string err;
+  auto cat = catalog_patterns(files, err);
+  ASSERT_TRUE(err.empty()) << err;
+  ASSERT_EQ(cat.size(), 1u);
+  auto pd = build_pushdown(cat, ObservationKind::kSyslog, "literals");
+  ASSERT_EQ(pd.mode, "literals") << pd.note;
+  EXPECT_EQ(pd.atoms, 1u);
+  EXPECT_NE(pd.regex.find(" +"), std::string::npos) << pd.regex;
+  RE2 re(pd.regex);
+  ASSERT_TRUE(re.ok()) << re.error();
+  EXPECT_TRUE(RE2::PartialMatch("Exit Reason: Pod lost due to node lost, maybe its kubelet is down for a long time", re));
+  EXPECT_TRUE(RE2::PartialMatch("Exit Reason: Pod  lost   due to node lost,  maybe its kubelet is down", re));
+  EXPECT_FALSE(RE2::PartialMatch("kubelet[2211]: I0314 reconciler.go:224] VerifyControllerAttachedVolume started", re));
+}
+
 // The filter must never drop a line an extractor matches: every positive fixture of every
 // extractor of the kind passes it, in both modes. And it must drop ordinary noise.
 TEST(LokiPushdown, FilterKeepsEveryFixtureAndDropsNoise) {

@@ -24,6 +24,7 @@ std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files,
         CatalogPattern p;
         p.id = x["id"] ? x["id"].as<std::string>() : "";
         p.pattern = tolerate_blanks(x["pattern"].as<std::string>());  // as the engine compiles it
+        p.atom_pattern = tolerate_blanks(x["pattern"].as<std::string>(), std::string_view(&kBlankRunMarker, 1));
         p.case_insensitive = x["case_insensitive"] && x["case_insensitive"].as<bool>();
         if (YAML::Node kinds = x["kinds"]; kinds && kinds.IsSequence()) {
           for (const auto& k : kinds)
@@ -38,6 +39,7 @@ std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files,
             CatalogPattern row = p;
             row.id = fmt::format("{} (context {})", p.id, what);
             row.pattern = tolerate_blanks(v.as<std::string>());
+            row.atom_pattern = tolerate_blanks(v.as<std::string>(), std::string_view(&kBlankRunMarker, 1));
             context.push_back(std::move(row));
           };
           if (YAML::Node rows = c["rows"]; rows && rows.IsSequence())
@@ -84,7 +86,9 @@ namespace {
 std::string escape_atom(const std::string& atom) {
   std::string out;
   for (unsigned char c : atom) {
-    if (c == '\n') {
+    if (c == static_cast<unsigned char>(kBlankRunMarker)) {
+      out += " +";
+    } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
@@ -132,7 +136,8 @@ Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, Observation
   std::vector<std::string> atoms;
   for (const auto* p : use) {
     std::vector<std::string> mine;
-    if (!required_atoms(p->pattern, p->case_insensitive, mine)) {
+    const std::string& for_atoms = p->atom_pattern.empty() ? p->pattern : p->atom_pattern;
+    if (!required_atoms(for_atoms, p->case_insensitive, mine)) {
       pd.mode = "off";
       pd.note = fmt::format("{} has no required literal", p->id);
       return pd;

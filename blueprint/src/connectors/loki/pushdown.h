@@ -5,7 +5,9 @@
 // Modes:
 //   literals  — (default) the required literals ("atoms") of every extractor pattern, computed by
 //               RE2's FilteredRE2 prefilter analysis, minimised (an atom containing another is
-//               dropped), escaped and joined:  (?i)atom1|atom2|...   A line matching any
+//               dropped), escaped and joined:  (?i)atom1|atom2|...   A blank the engine lets
+//               match a run of blanks stays inside its literal as " +" ("pod +lost +due"), so a
+//               multi-word literal is kept whole rather than cut to its longest word. A line matching any
 //               extractor contains at least one atom, so the filter never drops a match; it is
 //               case-insensitive because the atoms are lowercased. Short and cheap for Loki (it
 //               turns literal alternations into substring checks).
@@ -28,10 +30,15 @@ namespace attribution::blueprint {
 
 struct CatalogPattern {
   std::string id;
-  std::string pattern;
+  std::string pattern;       // as the engine compiles it (tolerate_blanks)
+  std::string atom_pattern;  // the same with each tolerated blank run as kBlankRunMarker, for literals
   bool case_insensitive = false;
   unsigned kinds_mask = 0;  // 1 << ObservationKind; 0 = every text kind
 };
+
+// Stands for a run of blanks in CatalogPattern::atom_pattern, so a literal keeps its words together
+// ("pod\x01lost", sent to Loki as "pod +lost") instead of falling apart into single words.
+inline constexpr char kBlankRunMarker = '\x01';
 
 // Extractor patterns of rule files (the `extractors:` lists), without compiling the rule set.
 std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files, std::string& error);
