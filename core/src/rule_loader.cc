@@ -269,6 +269,7 @@ struct ExtractorRecord {
   Extractor rule;  // everything but the compiled regex (rule.re stays null until step 3)
   Position id_pos;
   Position pattern_pos;
+  Position scan_pos;  // of `scan:`, when the rule has one
   std::map<std::string, Position> template_pos;  // "symptom", "node", "rank", "gpu", "catalog"
   std::vector<Position> field_pos;               // one per rule.fields entry
 };
@@ -609,7 +610,7 @@ class Reader {
 
   void load_extractor(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
-                    {"id", "description", "kinds", "pattern", "case_insensitive", "precedence",
+                    {"id", "description", "kinds", "pattern", "scan", "case_insensitive", "precedence",
                      "symptom", "catalog", "node", "rank", "gpu", "fields", "fabric", "context", "fixtures"},
                     "extractor"))
       return;
@@ -627,7 +628,12 @@ class Reader {
     if (!pattern || !symptom) return;
     x.pattern = tolerate_blanks(*pattern);
     x.scan_pattern = *pattern;
-    x.collapse_safe = blanks_collapse_safe(*pattern);
+    if (auto scan = scalar(file, n, "scan", false)) {
+      x.scan_pattern = *scan;
+      x.scan_superset = true;
+      rec.scan_pos = position(file, n["scan"].Mark());
+    }
+    x.collapse_safe = blanks_collapse_safe(x.scan_pattern);
     if (auto ci = scalar(file, n, "case_insensitive", false)) x.case_insensitive = *ci == "true";
     if (auto pr = scalar(file, n, "precedence", false)) {
       auto r = std::from_chars(pr->data(), pr->data() + pr->size(), x.precedence);
@@ -1425,6 +1431,20 @@ bool compile_extractor(ExtractorRecord& rec, detail::PcreMatcher& matcher, LoadR
       if (!detail::pcre_agrees(reference, *x.pcre, matcher, f.input, /*jit=*/false)) {
         x.pcre.reset();
         break;
+      }
+    }
+  }
+  if (x.scan_superset) {
+    // `scan:` must find every line the pattern finds: checked on the rule's own fixtures (the
+    // lines the pattern matches), with blanks tolerated as the pattern's are.
+    RE2 scan(tolerate_blanks(x.scan_pattern), opts);
+    if (!scan.ok()) return fail(rec.scan_pos, fmt::format("extractor '{}': bad scan expression: {}", x.id, scan.error()));
+    for (const Fixture& f : x.fixtures) {
+      std::string_view line = fixture_line(f.input);
+      if (RE2::PartialMatch(line, *x.re) && !RE2::PartialMatch(line, scan)) {
+        return fail(rec.scan_pos, fmt::format("extractor '{}': scan expression does not match fixture line '{}', which "
+                                              "the pattern matches (scan must find every line the pattern finds)",
+                                              x.id, line));
       }
     }
   }

@@ -119,8 +119,12 @@ struct Extractor {
   std::string description;
   Position pos;
   std::string pattern;        // as compiled for the capture step: literal blanks tolerate runs
-  std::string scan_pattern;   // as written: what Vectorscan scans blank-collapsed text with
+  std::string scan_pattern;   // as written (or the rule's `scan:`): what Vectorscan scans blank-collapsed text with
   bool collapse_safe = true;  // scan_pattern on collapsed text finds every line `pattern` matches
+  // The rule gave a `scan:` expression: a cheaper superset of `pattern` for the scan (every line the
+  // pattern matches, and perhaps more). Its hits are candidates only; the capture step's `pattern`
+  // decides, and a line it rejects is not counted as a candidate.
+  bool scan_superset = false;
   // Not collapse_safe, yet looked for in the collapsed text by its required literals (required_atoms,
   // caseless) instead of on the original text: every line `pattern` matches holds one of them, blank
   // runs never fall inside one, and the capture step confirms each candidate with `pattern`.

@@ -708,14 +708,15 @@ struct Scanner::Impl {
       size_t j = i;
       bool matched = false, error_word = false;
       // A line counts as a candidate when some pattern matched it in the scan; a hit on one of a
-      // pattern's required literals alone (Extractor::scan_atoms) only when the pattern confirms.
+      // pattern's required literals alone (Extractor::scan_atoms) or on a rule's `scan:` superset
+      // (Extractor::scan_superset) only when the pattern confirms.
       bool pattern_hit = false;
       while (j < candidates.size() && candidates[j].line_start == start) {
         if (candidates[j].extractor == kErrorWordCandidate) {
           error_word = true;
         } else {
           const Extractor& x = xs[candidates[j].extractor];
-          pattern_hit = pattern_hit || x.collapse_safe || x.scan_atoms.empty();
+          pattern_hit = pattern_hit || (x.collapse_safe ? !x.scan_superset : x.scan_atoms.empty());
           if (!matched) {
             matched = confirm_and_add(x, line, line_no, src, year, time, inferred, prefix, out, buffer, abs_start);
           }

@@ -206,6 +206,26 @@ TEST(RuleLoader, ContextErrorsHaveTheirPosition) {
   EXPECT_NE(e.message.find("rank uses {r}"), std::string::npos) << e.message;
 }
 
+// `scan:` is a cheaper superset of the pattern for the scan: a bad expression, or one that misses a
+// fixture line the pattern matches, is a load error at its own position.
+TEST(RuleLoader, ScanExpressionErrorsHaveTheirPosition) {
+  const std::string head =
+      "version: 1\nextractors:\n  - id: x\n    pattern: 'Signal (?P<n>\\d+) received'\n    symptom: a.b\n";
+  const std::string tail = "    fixtures: [{line: \"Signal 9 received\", expect: {symptom: a.b}}]\n";
+  LoadMessage e = first_error(head + "    scan: 'Signal (\\d+'\n" + tail);
+  EXPECT_EQ(e.line, 6);
+  EXPECT_EQ(e.column, 11);
+  EXPECT_NE(e.message.find("bad scan expression"), std::string::npos) << e.message;
+  e = first_error(head + "    scan: 'Signal 1\\d'\n" + tail);
+  EXPECT_EQ(e.line, 6);
+  EXPECT_NE(e.message.find("scan expression does not match fixture line 'Signal 9 received'"), std::string::npos)
+      << e.message;
+  auto ok = load_rules({{"ok.yaml", head + "    scan: 'Signal \\d'\n" + tail +
+                                        "symptoms:\n  - {id: a.b, label: x, domain: application, outcome: "
+                                        "application.exception, role: cause, priority: 40}\n"}});
+  EXPECT_TRUE(ok.errors.empty()) << (ok.errors.empty() ? "" : ok.errors[0].message);
+}
+
 TEST(RuleLoader, TemplateMustUseNamedCapture) {
   LoadMessage e = first_error(R"(version: 1
 extractors:

@@ -67,6 +67,40 @@ TEST_F(ScannerTest, RecordsOfOneRuleShareTheirNames) {
 // An extractor's `context:` reads the block above its line: the nearest line each row matches gives
 // its captures (the key's rank and node here); `require` must be reached within `lines`, and `stop`
 // ends the walk so an entry never borrows a row of the entry before it.
+// A rule's `scan:` superset only nominates lines: the pattern decides and takes the captures, and a
+// line the pattern rejects is neither a symptom nor a candidate line.
+TEST(ScannerScanExpression, SupersetHitsAreConfirmedByThePattern) {
+  auto rules = testing::load_or_die(R"YAML(version: 1
+extractors:
+  - id: extract.t.timeout
+    description: a watchdog timeout with its sequence number
+    pattern: 'Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)'
+    scan: 'Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=\d'
+    symptom: t.timeout
+    fixtures:
+      - line: "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=42, OpType=ALLREDUCE, Timeout(ms)=600000)"
+        expect: {symptom: t.timeout, seq: "42", op: ALLREDUCE}
+symptoms:
+  - {id: t.timeout, label: x, domain: application, outcome: application.exception, role: cause, priority: 40}
+)YAML");
+  ASSERT_NE(rules, nullptr);
+  Extraction ex;
+  TextSource src;
+  src.name = "t.log";
+  src.node = "n1";
+  Scanner(rules).scan(src,
+                      "step 1\n"
+                      "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, T)\n"
+                      "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8\n"
+                      "step 2\n",
+                      0, 1, ex);
+  ASSERT_EQ(ex.symptoms().size(), 1u);
+  const auto& [key, rec] = *ex.symptoms().begin();
+  EXPECT_EQ(rec.fields.at("seq"), "7");
+  EXPECT_EQ(rec.fields.at("op"), "BROADCAST");
+  EXPECT_EQ(ex.candidate_lines, 1u);  // the second timeout line matched the scan only
+}
+
 TEST(ScannerContext, RowsAboveTheLineGiveRankAndHost) {
   auto rules = testing::load_or_die(R"YAML(version: 1
 extractors:
