@@ -412,6 +412,8 @@ struct Scanner::Impl {
     key.rank = src.rank;
     if (prefix.rank != kNoRank) key.rank = prefix.rank;
     if (!x.rank.empty() && x.rank.render(lookup, value)) {
+      // "none": the line is about other ranks than the one that printed it, and names no single one.
+      if (value == "none") key.rank = kNoRank;
       int r = 0;
       bool digits = !value.empty() && value.size() < 8 &&
                     std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
