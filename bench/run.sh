@@ -97,6 +97,18 @@ measure() {
 printf '%-30s %5s %6s %-11s %7s %6s %7s %9s %7s %6s %7s\n' "bundle" "size" "files" "tool" "wall_s" "GB/s" "cpu_s" "GB/cpu-s" "rss_MB" "vs_rg" "cpu/rg" | tee "$OUT/table.txt"
 echo "bundle,bytes,files,ranks,tool,threads,wall_s,gbps,cpu_s,gb_per_cpu_s,rss_kb,verdict_bytes,outcome,root_node" > "$OUT/results.csv"
 
+# tool_failed NAME: true when the last measured run of NAME exited with grep's error status (2) or
+# another failure (not 0 = matches, 1 = none); TOOL_ERROR holds its first stderr line (e.g. grep -P's
+# "regular expression is too large" on the whole catalogue), so the table says so instead of a 0 s row.
+tool_failed() {
+  local status
+  status=$(sed -n 's/.*exited with non-zero status \([0-9]*\).*/\1/p' "$TMP/time" | tail -1)
+  [[ -z "$status" || "$status" == 1 || "$status" == 124 ]] && return 1
+  TOOL_ERROR=$(head -1 "$TMP/err.$1" 2> /dev/null)
+  TOOL_ERROR=${TOOL_ERROR:-exit status $status}
+  return 0
+}
+
 row() {  # row BUNDLE BYTES FILES RANKS TOOL THREADS WALL RSS CPU RGWALL RGCPU VBYTES OUTCOME ROOT
   local gbps gbc ratio="" cratio="" mb
   gbps=$(awk -v b="$2" -v w="$7" 'BEGIN {printf "%.2f", (w > 0 ? b / w / 1e9 : 0)}')
@@ -158,21 +170,30 @@ bench_bundle() {
       REPS=1 measure "grep$g" timeout "$GREP_TIMEOUT" grep -r -a -c "-$g" -f "$pf" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
       if grep -q 'status 124' "$TMP/time"; then
         printf '%-30s %5s %6s %-11s %s\n' "$(basename "$dir" | sed 's/-seed[0-9]*$//')" "$(numfmt --to=iec "$bytes")" "$files" "grep-$g" "did not finish in $GREP_TIMEOUT s" | tee -a "$OUT/table.txt"
+      elif tool_failed "grep$g"; then
+        printf '%-30s %5s %6s %-11s %s\n' "$(basename "$dir" | sed 's/-seed[0-9]*$//')" "$(numfmt --to=iec "$bytes")" "$files" "grep-$g" "failed: $TOOL_ERROR" | tee -a "$OUT/table.txt"
       else
         row "$dir" "$bytes" "$files" "$ranks" "grep-$g" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
       fi
     done
   fi
   if [[ $with_grep == grep ]] && (( bytes <= GREP_MAX_MB * 1024 * 1024 )); then
-    measure grepE grep -r -a -c -E -f "$OUT/ere.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-    row "$dir" "$bytes" "$files" "$ranks" "grep-E" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
-    measure grepP grep -r -a -c -P -f "$OUT/pcre.txt" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
-    row "$dir" "$bytes" "$files" "$ranks" "grep-P" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
+    local g
+    for g in E P; do
+      local pf="$OUT/ere.txt"
+      [[ $g == P ]] && pf="$OUT/pcre.txt"
+      measure "grep$g" grep -r -a -c "-$g" -f "$pf" "$dir/logs" "$dir/kernel" "$dir/sacct.txt"
+      if tool_failed "grep$g"; then
+        printf '%-30s %5s %6s %-11s %s\n' "$(basename "$dir" | sed 's/-seed[0-9]*$//')" "$(numfmt --to=iec "$bytes")" "$files" "grep-$g" "failed: $TOOL_ERROR" | tee -a "$OUT/table.txt"
+      else
+        row "$dir" "$bytes" "$files" "$ranks" "grep-$g" 1 "$WALL" "$RSS" "$CPU" "" "" "" "" ""
+      fi
+    done
     # Matching-line totals: every tool should find the same lines.
     local m_rg m_e m_p
     m_rg=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.rg2")
     m_e=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepE")
-    m_p=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepP")
+    m_p=$(awk -F: '{s+=$NF} END {print s}' "$TMP/out.grepP"); tool_failed grepP && m_p="(failed)"
     echo "  matching lines: rg $m_rg, grep -E $m_e, grep -P $m_p" | tee -a "$OUT/table.txt"
   fi
   if [[ -n "$(sed -n 's/^density_pct=//p' "$dir/expected.txt")" ]]; then
