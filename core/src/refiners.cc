@@ -510,6 +510,66 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   }
 }
 
+// Nodes of one job whose library banners disagree (NCCL's "NCCL version X+cudaY", symptom
+// nccl.version): the node(s) running a build no other node runs, when one build is run by more nodes
+// than any other, are suspects (a stale image, a pip environment, a site plugin pinned to an old
+// NCCL). A node that prints two builds itself is left out; a tie names no one; a job the scheduler
+// recorded as COMPLETED is left alone. Indirect: the banners say what differs, not that it broke.
+void version_outlier(const Refiner& r, Analysis& a) {
+  if (normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state) ==
+      "COMPLETED")
+    return;
+  std::map<std::string, std::set<std::string>> versions_of_node;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> items_of;  // (node, version) -> items
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (it.key.id != "nccl.version" || it.key.node.empty()) continue;
+    std::string version = it.field("version");
+    if (version.empty()) continue;
+    versions_of_node[it.key.node.str()].insert(version);
+    items_of[{it.key.node.str(), version}].push_back(i);
+  }
+  std::map<std::string, std::vector<std::string>> nodes_of_version;
+  for (const auto& [node, versions] : versions_of_node) {
+    if (versions.size() == 1) nodes_of_version[*versions.begin()].push_back(node);
+  }
+  if (nodes_of_version.size() < 2) return;
+  std::string majority;
+  size_t most = 0;
+  bool tie = false;
+  for (const auto& [version, nodes] : nodes_of_version) {
+    if (nodes.size() > most) {
+      most = nodes.size();
+      majority = version;
+      tie = false;
+    } else if (nodes.size() == most) {
+      tie = true;
+    }
+  }
+  if (tie) return;
+  const std::vector<int>& reference = items_of[{nodes_of_version[majority].front(), majority}];
+  for (const auto& [version, nodes] : nodes_of_version) {
+    if (version == majority) continue;
+    for (const std::string& node : nodes) {
+      std::string label = fmt::format(
+          "{} runs NCCL {} while {} other node(s) of the job run {}: mixed library builds in one job (an image, a "
+          "Python environment or a plugin pinned to another version)",
+          node, version, most, majority);
+      SymptomAttrs attrs = attrs_for(a, "node.library_version_outlier",
+                                     make_attrs(label, "node", "node.platform_config", 55));
+      attrs.label = label;
+      attrs.indirect = true;
+      std::vector<int> idx = items_of[{node, version}];
+      idx.push_back(reference.front());
+      SymptomRecord rec = combine(a, idx);
+      rec.fields["version"] = version;
+      rec.fields["majority_version"] = majority;
+      a.add_synthetic({"node.library_version_outlier", node, kNoRank, ""}, attrs, std::move(rec), true);
+    }
+  }
+  (void)r;
+}
+
 // The same GPU raising an app-or-hardware Xid (13, 31 ...) in different processes or on different
 // days, while the node's other GPUs do not, points at the GPU rather than at one program.
 void repeat_gpu_fault(const Refiner& r, Analysis& a) {
@@ -905,6 +965,7 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "repeat_gpu_fault") repeat_gpu_fault(r, a);
   else if (r.builtin == "slurm_teardown") slurm_teardown(r, a);
   else if (r.builtin == "victim_domain") victim_domain(r, a);
+  else if (r.builtin == "version_outlier") version_outlier(r, a);
 }
 
 std::string Item::label() const {

@@ -73,7 +73,8 @@ const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_x
                                          "peer_convergence",  "ib_error_at_start",
                                          "late_cuda_oom",     "seqnum_straggler",
                                          "scheduler_state",   "repeat_gpu_fault",
-                                         "slurm_teardown",    "victim_domain"};
+                                         "slurm_teardown",    "victim_domain",
+                                         "version_outlier"};
 
 }  // namespace
 

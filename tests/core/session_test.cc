@@ -111,6 +111,38 @@ TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
   EXPECT_EQ(compared["outcome"], "gpu.hardware");
 }
 
+// One node loading another NCCL build than the rest of the job is the suspect; a tie names no one,
+// and a job the scheduler recorded as COMPLETED is left alone.
+TEST(Session, VersionOutlierNamesTheOddNode) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::vector<std::pair<std::string, std::string>>& banners, const char* state) {
+    ExecutionContext c = job(/*ranks_per_node=*/1, /*nodes=*/static_cast<int>(banners.size()));
+    c.state = state;
+    Session s(rules, c);
+    for (const auto& [node, version] : banners) {
+      TextSource log;
+      log.name = "logs/" + node + ".txt";
+      log.kind = ObservationKind::kAppLog;
+      log.node = node;
+      s.ingest_text(log, node + ":100:100 [0] NCCL INFO NCCL version " + version + "\n");
+    }
+    return json::parse(s.attribute().json);
+  };
+  json odd = verdict({{"gpu-a", "2.14.3+cuda11.7"}, {"gpu-b", "2.19.3+cuda12.3"}, {"gpu-c", "2.19.3+cuda12.3"}},
+                     "FAILED");
+  EXPECT_EQ(odd["root_cause"]["symptom"], "node.library_version_outlier") << odd.dump();
+  EXPECT_EQ(odd["root_cause"]["node"], "gpu-a") << odd.dump();
+  EXPECT_EQ(odd["outcome"], "node.platform_config");
+  EXPECT_NE(odd["quality"]["level"], "definitive");
+
+  json tie = verdict({{"gpu-a", "2.14.3+cuda11.7"}, {"gpu-b", "2.19.3+cuda12.3"}}, "FAILED");
+  EXPECT_NE(tie["root_cause"]["symptom"], "node.library_version_outlier") << tie.dump();
+
+  json completed = verdict({{"gpu-a", "2.14.3+cuda11.7"}, {"gpu-b", "2.19.3+cuda12.3"}, {"gpu-c", "2.19.3+cuda12.3"}},
+                           "COMPLETED");
+  EXPECT_NE(completed["root_cause"]["symptom"], "node.library_version_outlier") << completed.dump();
+}
+
 // A line that names a job node by its qualified name ("gpu-b.cluster.example.org") is about that node:
 // it counts, under the job's spelling. A host outside the job stays filtered, and so does an address.
 TEST(Session, QualifiedHostNameIsTheJobNode) {
