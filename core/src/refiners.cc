@@ -515,7 +515,7 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
 // than any other, are suspects (a stale image, a pip environment, a site plugin pinned to an old
 // NCCL). A node that prints two builds itself is left out; a tie names no one; a job the scheduler
 // recorded as COMPLETED is left alone. Indirect: the banners say what differs, not that it broke.
-void version_outlier(const Refiner& r, Analysis& a) {
+void version_outlier(const Refiner& /*r*/, Analysis& a) {
   if (normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state) ==
       "COMPLETED")
     return;
@@ -567,7 +567,6 @@ void version_outlier(const Refiner& r, Analysis& a) {
       a.add_synthetic({"node.library_version_outlier", node, kNoRank, ""}, attrs, std::move(rec), true);
     }
   }
-  (void)r;
 }
 
 // The same GPU raising an app-or-hardware Xid (13, 31 ...) in different processes or on different
