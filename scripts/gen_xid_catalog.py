@@ -140,6 +140,11 @@ def render(rows, tsv_path):
             fields.append(("action", q(action)))
         if investigate:
             fields.append(("investigation", q(investigate)))
+        if role == "cause" and investigate.startswith("INVESTIGATE_SW"):
+            # NVIDIA's own next step is to look at the software: the code says where the error
+            # surfaced (GSP, SEC2, a channel), not whether the driver, the firmware or the part
+            # is at fault, so on its own it supports a probable verdict, not a definitive one.
+            fields.append(("evidence", "indirect"))
         fields.append(("class", q(cls)))
         if our_class and our_class != cls:
             fields.append(("class_detail", q(our_class)))

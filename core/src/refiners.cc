@@ -79,13 +79,14 @@ SymptomAttrs make_attrs(std::string label, std::string domain, std::string outco
   return s;
 }
 
-// How deep a cause sits: 1 the workload's own code, 2 driver or software state, 3 hardware or
-// firmware (GPU, host, PCIe). A consequence is explained only by a cause at least as deep: an
-// application fault never explains a later hardware fault.
+// How deep a cause sits: 1 the workload's own code, 2 driver or software state (the GPU driver,
+// the host kernel), 3 hardware or firmware (GPU, host, PCIe) and the host's configuration. A
+// consequence is explained only by a cause at least as deep: an application fault never explains a
+// later hardware fault, and a kernel stall can be the GPU driver's.
 int depth(const Item& it) {
   if (it.attrs->domain == "application") return 1;
   const std::string& o = it.attrs->outcome;
-  if (o == "gpu.driver") return 2;
+  if (o == "gpu.driver" || o == "node.kernel") return 2;
   if (starts_with(o, "gpu.") || starts_with(o, "node.")) return 3;
   return 2;
 }

@@ -111,6 +111,34 @@ TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
   EXPECT_EQ(compared["outcome"], "gpu.hardware");
 }
 
+// A hung task says a task waited, not why: alone it is a probable host-kernel reading; with its stack
+// inside the GPU driver's module the stall is the driver's (a kernel stall can be explained by a
+// driver cause; only hardware ranks deeper).
+TEST(Session, HungTaskWithGpuDriverStackIsTheDriver) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::string& text) {
+    Session s(rules, job(/*ranks_per_node=*/1));
+    TextSource dmesg;
+    dmesg.name = "dmesg.txt";
+    dmesg.kind = ObservationKind::kSyslog;
+    dmesg.node = "gpu-a";
+    s.ingest_text(dmesg, text);
+    return json::parse(s.attribute().json);
+  };
+  const std::string hung =
+      "[ 7510.129324] INFO: task gdscheck:509579 blocked for more than 120 seconds.\n"
+      "[ 7510.131227] Call Trace:\n"
+      "[ 7510.131280]  down_read+0x43/0xa0\n";
+  json alone = verdict(hung);
+  EXPECT_EQ(alone["root_cause"]["symptom"], "kernel.hung_task") << alone.dump();
+  EXPECT_EQ(alone["outcome"], "node.kernel");
+  EXPECT_NE(alone["quality"]["level"], "definitive");
+
+  json in_driver = verdict(hung + "[ 7510.131288]  os_acquire_rwlock_read+0x35/0x50 [nvidia]\n");
+  EXPECT_EQ(in_driver["root_cause"]["symptom"], "kernel.stack_in_gpu_driver") << in_driver.dump();
+  EXPECT_EQ(in_driver["outcome"], "gpu.driver");
+}
+
 // One node loading another NCCL build than the rest of the job is the suspect; a tie names no one,
 // and a job the scheduler recorded as COMPLETED is left alone.
 TEST(Session, VersionOutlierNamesTheOddNode) {
