@@ -570,6 +570,64 @@ void version_outlier(const Refiner& /*r*/, Analysis& a) {
   }
 }
 
+// Ranks that announce themselves at start-up (PyTorch Lightning's "GLOBAL_RANK: r, MEMBER: m/N") form a
+// census: when some ranks of the world never announce while others do (some twice), the launcher
+// started other processes than the world the program expects — run without srun, or Slurm's task
+// count not matching nodes x devices. A restart announces every rank again, so only missing ranks
+// count; a job the scheduler recorded as COMPLETED is left alone. Indirect: a bundle holding the logs
+// of only some nodes also misses ranks.
+void rank_census(const Refiner& /*r*/, Analysis& a) {
+  if (normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state) ==
+      "COMPLETED")
+    return;
+  std::map<int, std::map<int, std::vector<int>>> items_of_world;  // world -> rank -> items
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    const Item& it = a.items[i];
+    if (it.key.id != "launcher.rank_announced" || it.key.rank == kNoRank) continue;
+    int world = 0;
+    const std::string& w = it.field("world");
+    auto res = std::from_chars(w.data(), w.data() + w.size(), world);
+    if (res.ec != std::errc() || world < 2 || world > (1 << 20) || it.key.rank >= world) continue;
+    items_of_world[world][it.key.rank].push_back(i);
+  }
+  for (const auto& [world, ranks] : items_of_world) {
+    if (static_cast<int>(ranks.size()) >= world) continue;
+    std::vector<int> idx;
+    std::vector<int> twice;
+    for (const auto& [rank, items] : ranks) {
+      uint64_t n = 0;
+      for (int i : items) {
+        n += a.items[i].rec->count;
+        idx.push_back(i);
+      }
+      if (n > 1) twice.push_back(rank);
+    }
+    std::vector<int> missing;
+    for (int rank = 0; rank < world && missing.size() <= 8; ++rank)
+      if (!ranks.count(rank)) missing.push_back(rank);
+    auto list = [](const std::vector<int>& v) {
+      std::string out;
+      for (size_t k = 0; k < v.size() && k < 8; ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+      if (v.size() > 8) out += ", ...";
+      return out;
+    };
+    std::string label = fmt::format(
+        "only {} of the world's {} ranks announced themselves (never: {}){}: the launcher started other processes "
+        "than the world the program expects (run without srun, or the scheduler's task count not matching nodes x "
+        "devices)",
+        ranks.size(), world, list(missing),
+        twice.empty() ? std::string() : fmt::format(", and ranks {} announced twice", list(twice)));
+    SymptomAttrs attrs = attrs_for(a, "launcher.rank_census_mismatch",
+                                   make_attrs(label, "application", "application.exception", 40));
+    attrs.label = label;
+    attrs.indirect = true;
+    SymptomRecord rec = combine(a, idx);
+    rec.fields["world"] = std::to_string(world);
+    rec.fields["announced"] = std::to_string(ranks.size());
+    a.add_synthetic({"launcher.rank_census_mismatch", "", kNoRank, ""}, attrs, std::move(rec), true);
+  }
+}
+
 // The same GPU raising an app-or-hardware Xid (13, 31 ...) in different processes or on different
 // days, while the node's other GPUs do not, points at the GPU rather than at one program.
 void repeat_gpu_fault(const Refiner& r, Analysis& a) {
@@ -966,6 +1024,7 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "slurm_teardown") slurm_teardown(r, a);
   else if (r.builtin == "victim_domain") victim_domain(r, a);
   else if (r.builtin == "version_outlier") version_outlier(r, a);
+  else if (r.builtin == "rank_census") rank_census(r, a);
 }
 
 std::string Item::label() const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attribution/codec.h"
@@ -137,6 +138,39 @@ TEST(Session, HungTaskWithGpuDriverStackIsTheDriver) {
   json in_driver = verdict(hung + "[ 7510.131288]  os_acquire_rwlock_read+0x35/0x50 [nvidia]\n");
   EXPECT_EQ(in_driver["root_cause"]["symptom"], "kernel.stack_in_gpu_driver") << in_driver.dump();
   EXPECT_EQ(in_driver["outcome"], "gpu.driver");
+}
+
+// Ranks that never announce themselves while others do are a launch that does not match the world; a
+// restart (every rank announced again) and a completed job are not.
+TEST(Session, RankCensusNamesRanksThatNeverStarted) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::string& text, const char* state) {
+    ExecutionContext c = job(/*ranks_per_node=*/4, /*nodes=*/2);
+    c.state = state;
+    Session s(rules, c);
+    TextSource log;
+    log.name = "slurm-1234.out";
+    log.kind = ObservationKind::kAppLog;
+    s.ingest_text(log, text);
+    return json::parse(s.attribute().json);
+  };
+  std::string half;
+  for (int r = 0; r < 4; ++r)
+    for (int twice = 0; twice < 2; ++twice)
+      half += fmt::format("initializing ddp: GLOBAL_RANK: {}, MEMBER: {}/8\n", r, r + 1);
+  json missing = verdict(half, "FAILED");
+  EXPECT_EQ(missing["root_cause"]["symptom"], "launcher.rank_census_mismatch") << missing.dump();
+  EXPECT_EQ(missing["outcome"], "application.exception");
+  EXPECT_NE(missing["quality"]["level"], "definitive");
+
+  std::string restarted;
+  for (int twice = 0; twice < 2; ++twice)
+    for (int r = 0; r < 8; ++r) restarted += fmt::format("Initializing distributed: GLOBAL_RANK: {}, MEMBER: {}/8\n", r, r + 1);
+  json all = verdict(restarted, "FAILED");
+  EXPECT_NE(all["root_cause"]["symptom"], "launcher.rank_census_mismatch") << all.dump();
+
+  json completed = verdict(half, "COMPLETED");
+  EXPECT_NE(completed["root_cause"]["symptom"], "launcher.rank_census_mismatch") << completed.dump();
 }
 
 // One node loading another NCCL build than the rest of the job is the suspect; a tie names no one,
