@@ -83,19 +83,25 @@ TEST(Session, CascadeNamesTheGpuAndExplainsTheTimeouts) {
   EXPECT_EQ(j["evidence"][0]["observation"]["source"], "dmesg-gpu-b.txt");
 }
 
+// The verdict of a job whose only observation is one text source of `kind` on `node`.
+json verdict_of(const std::shared_ptr<const RuleSet>& rules, const ExecutionContext& c, const std::string& name,
+                ObservationKind kind, const std::string& node, const std::string& text) {
+  Session s(rules, c);
+  TextSource src;
+  src.name = name;
+  src.kind = kind;
+  src.node = node;
+  s.ingest_text(src, text);
+  return json::parse(s.attribute().json);
+}
+
 // An app-class Xid (31) on one GPU in two processes reads as the GPU only when the node has another GPU
 // that did not fault; on a node where nothing names a second GPU (one rank there, no other GPU in any
 // line) the Xid keeps its own reading.
 TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
   auto rules = testing::load_catalogue();
   auto verdict = [&](const std::string& text) {
-    Session s(rules, job(/*ranks_per_node=*/1));
-    TextSource dmesg;
-    dmesg.name = "dmesg-gpu-a.txt";
-    dmesg.kind = ObservationKind::kSyslog;
-    dmesg.node = "gpu-a";
-    s.ingest_text(dmesg, text);
-    return json::parse(s.attribute().json);
+    return verdict_of(rules, job(/*ranks_per_node=*/1), "dmesg-gpu-a.txt", ObservationKind::kSyslog, "gpu-a", text);
   };
   const std::string two_runs =
       "2026-05-01T10:10:00Z NVRM: Xid (PCI:0000:01:00): 31, pid=14292, name=python, Ch 00000030, intr 00000000. "
@@ -118,13 +124,7 @@ TEST(Session, RepeatGpuFaultNeedsAnotherGpuOnTheNode) {
 TEST(Session, HungTaskWithGpuDriverStackIsTheDriver) {
   auto rules = testing::load_catalogue();
   auto verdict = [&](const std::string& text) {
-    Session s(rules, job(/*ranks_per_node=*/1));
-    TextSource dmesg;
-    dmesg.name = "dmesg.txt";
-    dmesg.kind = ObservationKind::kSyslog;
-    dmesg.node = "gpu-a";
-    s.ingest_text(dmesg, text);
-    return json::parse(s.attribute().json);
+    return verdict_of(rules, job(/*ranks_per_node=*/1), "dmesg.txt", ObservationKind::kSyslog, "gpu-a", text);
   };
   const std::string hung =
       "[ 7510.129324] INFO: task gdscheck:509579 blocked for more than 120 seconds.\n"
@@ -147,12 +147,7 @@ TEST(Session, RankCensusNamesRanksThatNeverStarted) {
   auto verdict = [&](const std::string& text, const char* state) {
     ExecutionContext c = job(/*ranks_per_node=*/4, /*nodes=*/2);
     c.state = state;
-    Session s(rules, c);
-    TextSource log;
-    log.name = "slurm-1234.out";
-    log.kind = ObservationKind::kAppLog;
-    s.ingest_text(log, text);
-    return json::parse(s.attribute().json);
+    return verdict_of(rules, c, "slurm-1234.out", ObservationKind::kAppLog, "", text);
   };
   std::string half;
   for (int r = 0; r < 4; ++r)
