@@ -123,15 +123,32 @@ void link_rate(std::string_view comment, int& lid, std::string& width, std::stri
   }
 }
 
-// Offset of the first byte that is not part of valid UTF-8, or npos.
+// Offset of the first byte that is not part of valid UTF-8 (RFC 3629: no overlong forms, no UTF-16
+// surrogates, nothing above U+10FFFF — what the JSON writer accepts), or npos.
 size_t invalid_utf8_at(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c < 0x80) {
+      n = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    }
     if (n == 0 || i + n > s.size()) return i;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return i;
+    for (size_t k = 1; k < n; ++k) {
+      unsigned char b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b >> 6) != 0x2) return i;
+    }
     i += n;
   }
   return std::string_view::npos;

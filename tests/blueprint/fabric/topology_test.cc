@@ -157,6 +157,22 @@ TEST(Topology, InvalidUtf8IsAnErrorAtItsLine) {
   EXPECT_EQ(errors[0].line, 3);
 }
 
+// Byte sequences shaped like UTF-8 that UTF-8 forbids (overlong forms, surrogates, above U+10FFFF) are errors
+// too: the JSON writer refuses them, and a fuzzed switch description with "\xc0\x92" once crashed it.
+TEST(Topology, OverlongAndSurrogateUtf8AreErrors) {
+  for (const char* bad : {"\xc0\x92", "\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80", "\xf0\x80\x80\x80", "\xf4\x90\x80\x80"}) {
+    TopologyBuilder y;
+    std::vector<InputError> errors;
+    EXPECT_FALSE(y.add_file("bad.yaml", std::string("version: 1\nhosts:\n  gpu-") + bad + ": {}\n", errors)) << bad;
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].line, 3);
+  }
+  TopologyBuilder ok;
+  std::vector<InputError> errors;
+  EXPECT_TRUE(ok.add_file("ok.yaml", "version: 1\nhosts:\n  gpu-\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80: {}\n", errors));
+  EXPECT_TRUE(errors.empty());
+}
+
 TEST(Topology, YamlErrorsNameLine) {
   TopologyBuilder b;
   std::vector<InputError> errors;
