@@ -511,15 +511,19 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   }
 }
 
+// The scheduler recorded the job as COMPLETED (its terminal state, else its state).
+bool recorded_completed(const Analysis& a) {
+  const ExecutionContext& c = a.context;
+  return normalize_terminal_state(c.terminal_state.empty() ? c.state : c.terminal_state) == "COMPLETED";
+}
+
 // Nodes of one job whose library banners disagree (NCCL's "NCCL version X+cudaY", symptom
 // nccl.version): the node(s) running a build no other node runs, when one build is run by more nodes
 // than any other, are suspects (a stale image, a pip environment, a site plugin pinned to an old
 // NCCL). A node that prints two builds itself is left out; a tie names no one; a job the scheduler
 // recorded as COMPLETED is left alone. Indirect: the banners say what differs, not that it broke.
 void version_outlier(const Refiner& /*r*/, Analysis& a) {
-  if (normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state) ==
-      "COMPLETED")
-    return;
+  if (recorded_completed(a)) return;
   std::map<std::string, std::set<std::string>> versions_of_node;
   std::map<std::pair<std::string, std::string>, std::vector<int>> items_of;  // (node, version) -> items
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
@@ -577,9 +581,7 @@ void version_outlier(const Refiner& /*r*/, Analysis& a) {
 // count; a job the scheduler recorded as COMPLETED is left alone. Indirect: a bundle holding the logs
 // of only some nodes also misses ranks.
 void rank_census(const Refiner& /*r*/, Analysis& a) {
-  if (normalize_terminal_state(a.context.terminal_state.empty() ? a.context.state : a.context.terminal_state) ==
-      "COMPLETED")
-    return;
+  if (recorded_completed(a)) return;
   std::map<int, std::map<int, std::vector<int>>> items_of_world;  // world -> rank -> items
   for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
     const Item& it = a.items[i];
