@@ -28,12 +28,14 @@ namespace attribution {
 struct Item {
   SymptomKey key;
   const SymptomRecord* rec = nullptr;
-  std::shared_ptr<const SymptomAttrs> attrs;  // shared by the items of one symptom (a 16,384-rank job has 112k items)
+  // Owned by Analysis::attrs_store, one per distinct (symptom id, catalog entry): the items of one
+  // symptom point at the same attributes (a 16,384-rank job has 128k items).
+  const SymptomAttrs* attrs = nullptr;
   bool indirect = false;
   bool synthetic = false;
   bool filtered = false;
   int explained_by = -1;  // index into Analysis::items
-  std::string explained_rule;
+  const std::string* explained_rule = nullptr;  // the explaining rule's id, owned by the RuleSet
 
   bool active() const { return !filtered && explained_by < 0; }
   // The symptom's label with the item's fields filled in ({name} placeholders). Made when asked:
@@ -67,6 +69,7 @@ struct Analysis {
   const std::vector<ConnectorReport>& reports;
   std::vector<Item> items;
   std::deque<SymptomRecord> synthetic_records;
+  std::deque<SymptomAttrs> attrs_store;  // what Item::attrs points at
   TimeNs job_start = kNoTime;  // context start, else the earliest evidence
   TimeNs job_end = kNoTime;    // context end, else the latest evidence
   std::vector<RuleReport> rule_reports;
@@ -78,7 +81,8 @@ struct Analysis {
 
   // Adds a synthetic symptom (made by a built-in refiner) and returns its index.
   int add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord record, bool indirect);
-  // Marks `effect` explained by `cause` through `rule`.
+  // Marks `effect` explained by `cause` through `rule` (a rule's id; the item keeps its address,
+  // so it must outlive the analysis, as the RuleSet's ids do).
   void explain(int effect, int cause, const std::string& rule);
 };
 

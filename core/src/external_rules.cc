@@ -45,7 +45,7 @@ class ItemsView final : public AnalysisView {
     s.synthetic = it.synthetic;
     s.filtered = it.filtered;
     s.explained_by = it.explained_by;
-    s.explained_rule = it.explained_rule;
+    if (it.explained_rule != nullptr) s.explained_rule = *it.explained_rule;
     s.first_seen = it.rec->first_seen;
     s.last_seen = it.rec->last_seen;
     s.count = it.rec->count;

@@ -960,7 +960,7 @@ int Analysis::add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord re
   Item item;
   item.key = std::move(key);
   item.rec = &synthetic_records.back();
-  item.attrs = std::make_shared<const SymptomAttrs>(std::move(attrs));
+  item.attrs = &attrs_store.emplace_back(std::move(attrs));
   item.indirect = indirect || item.attrs->indirect;
   item.synthetic = true;
   items.push_back(std::move(item));
@@ -970,7 +970,7 @@ int Analysis::add_synthetic(SymptomKey key, SymptomAttrs attrs, SymptomRecord re
 void Analysis::explain(int effect, int cause, const std::string& rule) {
   if (effect == cause || items[effect].explained_by >= 0) return;
   items[effect].explained_by = cause;
-  items[effect].explained_rule = rule;
+  items[effect].explained_rule = &rule;
 }
 
 bool within_window(const Item& cause, const Item& effect, int64_t before_ns, int64_t within_ns) {

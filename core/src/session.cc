@@ -84,7 +84,7 @@ void build_items(Analysis& a) {
       return cmp(catalog_key, o.catalog_key) < 0;
     }
   };
-  std::map<AttrsKey, std::shared_ptr<const SymptomAttrs>> attrs_cache;
+  std::map<AttrsKey, const SymptomAttrs*> attrs_cache;
   a.items.reserve(a.extraction.symptoms().size());
   for (const auto& [key, rec] : a.extraction.symptoms()) {
     Item it;
@@ -102,7 +102,7 @@ void build_items(Analysis& a) {
     // distinct (id, catalog, catalog key), not one per item.
     auto cat = rec.fields.find("_catalog");
     auto cat_key = rec.fields.find("_catalog_key");
-    std::shared_ptr<const SymptomAttrs>& shared = attrs_cache[{key.id.view(), cat == rec.fields.end() ? nullptr : &cat->second,
+    const SymptomAttrs*& shared = attrs_cache[{key.id.view(), cat == rec.fields.end() ? nullptr : &cat->second,
                                                                cat_key == rec.fields.end() ? nullptr : &cat_key->second}];
     if (!shared) {
       SymptomAttrs attrs = a.rules.attributes(key.id, rec.fields);
@@ -112,7 +112,7 @@ void build_items(Analysis& a) {
         attrs.terminal = false;
         attrs.label = "earlier, outside this job: " + attrs.label;
       }
-      shared = std::make_shared<const SymptomAttrs>(std::move(attrs));
+      shared = &a.attrs_store.emplace_back(std::move(attrs));
     }
     it.attrs = shared;
     it.indirect = it.attrs->indirect || all_metric_evidence(rec);
@@ -568,7 +568,7 @@ void Session::add_connector_report(const ConnectorReport& report) {
 }
 
 Verdict Session::attribute() const {
-  Analysis a{*impl_->rules, impl_->context, impl_->extraction, impl_->reports, {}, {}, kNoTime, kNoTime};
+  Analysis a{*impl_->rules, impl_->context, impl_->extraction, impl_->reports, {}, {}, {}, kNoTime, kNoTime};
   build_items(a);
   for (Phase p : {Phase::kEarly, Phase::kDefault, Phase::kLate, Phase::kFinal}) run_phase(p, a);
   Outcome o = decide(a);

@@ -313,7 +313,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     if (it.explained_by >= 0) {
       const Item& by = a.items[it.explained_by];
       g.explained_by = &by.key.id.str();
-      ExplainedGroup& e = explained[{it.key.id, by.key.id, it.explained_rule}];
+      ExplainedGroup& e = explained[{it.key.id, by.key.id, it.explained_rule != nullptr ? *it.explained_rule : std::string()}];
       if (!it.key.node.empty()) e.nodes.insert(it.key.node);
       if (it.key.rank != kNoRank) e.ranks.insert(it.key.rank);
       e.count += it.rec->count;
