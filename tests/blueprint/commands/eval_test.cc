@@ -82,9 +82,10 @@ class EvalCorpus : public ::testing::Test {
     dir_ = new TempDir();
     fs::path root = dir_->path / "corpus";
     fs::create_directories(root);
-    // application definitive on gpu-u01
-    make_case(root, "a-correct", "python-exception-rank0",
-              "domains: [application]\noutcomes: [application.exception]\nculprit_nodes: [gpu-u01]\ntags: [t1]\n");
+    // application definitive on gpu-t01 (a CUDA OOM with its sizes; a bare traceback class would be
+    // generic evidence, probable at most)
+    make_case(root, "a-correct", "cuda-oom-real",
+              "domains: [application]\noutcomes: [application.cuda_oom]\nculprit_nodes: [gpu-t01]\ntags: [t1]\n");
     // application probable, expected gpu: wrong but not confident
     make_case(root, "b-wrong", "barrier-timeout-checkpoint-save",
               "domains: [gpu]\nculprit_nodes: [gpu-zz99]\ntags: [t1, t2]\n");
@@ -97,8 +98,8 @@ class EvalCorpus : public ::testing::Test {
     make_quiet_case(root, "e-bad-key", "domains: [gpu]\ndomain: gpu\n");
     // nested one level: found by the walk
     fs::create_directories(root / "group");
-    make_case(root / "group", "f-ceiling", "python-exception-rank0",
-              "domains: [application]\nquality_ceiling: probable\nculprit_ranks: [0]\n");
+    make_case(root / "group", "f-ceiling", "cuda-oom-real",
+              "domains: [application]\nquality_ceiling: probable\nculprit_ranks: [3]\n");
   }
   static void TearDownTestSuite() {
     delete dir_;
