@@ -103,7 +103,7 @@ void build_items(Analysis& a) {
     auto cat = rec.fields.find("_catalog");
     auto cat_key = rec.fields.find("_catalog_key");
     const SymptomAttrs*& shared = attrs_cache[{key.id.view(), cat == rec.fields.end() ? nullptr : &cat->second,
-                                                               cat_key == rec.fields.end() ? nullptr : &cat_key->second}];
+                                               cat_key == rec.fields.end() ? nullptr : &cat_key->second}];
     if (!shared) {
       SymptomAttrs attrs = a.rules.attributes(key.id, rec.fields);
       if (key.id.compare(0, 8, "history.") == 0) {  // outside the job's window: context only
