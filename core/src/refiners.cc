@@ -112,6 +112,25 @@ std::set<std::string> xid_pids(const Item& it) {
   return pids;
 }
 
+// Where an item's earliest kept line is: (source, line); items without evidence sort last.
+std::pair<std::string_view, uint64_t> log_position(const Item& it) {
+  if (it.rec->evidence.empty()) return {"\xff", 0};
+  const EvidenceLine& e = it.rec->evidence.front();
+  return {e.source.view(), e.line};
+}
+
+// A later Xid that the catalogue puts on the driver as well as the hardware ("drv/hw", not "hw"
+// alone) and that names a process the earlier application fault named (a real pid, not 0).
+bool same_context_aftermath(const Item& app_fault, const Item& later) {
+  auto detail = later.attrs->extra.find("class_detail");
+  if (detail == later.attrs->extra.end() || !detail->second.starts_with("drv")) return false;
+  std::set<std::string> a = xid_pids(app_fault), b = xid_pids(later);
+  for (const auto& pid : a) {
+    if (pid != "0" && b.count(pid) != 0) return true;
+  }
+  return false;
+}
+
 // Xid 45 says "caused by previous Xid N": the earlier Xid is a cause even when its own line was
 // not collected (ring buffer rotated, journal cut). Adds it as an implied item on that GPU.
 void implied_xids(const Refiner& r, Analysis& a) {
@@ -152,9 +171,10 @@ void xid_followups(const Refiner& r, Analysis& a) {
     per_gpu[{it.key.node, it.key.gpu}].push_back(i);
   }
   for (auto& [gpu, idx] : per_gpu) {
+    // By time; lines without one (or at the same instant) in the order the log printed them.
     std::sort(idx.begin(), idx.end(), [&](int x, int y) {
-      return std::forward_as_tuple(sort_time(a.items[x].first()), a.items[x].key) <
-             std::forward_as_tuple(sort_time(a.items[y].first()), a.items[y].key);
+      return std::make_tuple(sort_time(a.items[x].first()), log_position(a.items[x]), std::cref(a.items[x].key)) <
+             std::make_tuple(sort_time(a.items[y].first()), log_position(a.items[y]), std::cref(a.items[y].key));
     });
     int primary = -1;
     for (int i : idx) {
@@ -170,14 +190,20 @@ void xid_followups(const Refiner& r, Analysis& a) {
       if (within_window(a.items[primary], a.items[i], 5 * kSecond, 600 * kSecond)) a.explain(i, primary, r.id);
     }
     // An application-class Xid first, then a hardware one on the same GPU: the hardware Xid is the
-    // root and the earlier fault its symptom.
+    // root and the earlier fault its symptom — unless the later Xid is one the catalogue also puts on
+    // the driver (class_detail "drv/hw": a context-switch timeout, a copy-engine exception) and it
+    // names the process that faulted: then it is that faulted context failing to be switched out or
+    // torn down, the fault's aftermath, and the application fault stays the root.
     if (depth(a.items[primary]) == 1) {
       for (int i : idx) {
         if (i == primary || !a.items[i].active() || a.items[i].attrs->role != "cause" || depth(a.items[i]) < 3) continue;
-        if (within_window(a.items[i], a.items[primary], 600 * kSecond, 5 * kSecond)) {
-          a.explain(primary, i, r.id);
-          break;
+        if (!within_window(a.items[i], a.items[primary], 600 * kSecond, 5 * kSecond)) continue;
+        if (same_context_aftermath(a.items[primary], a.items[i])) {
+          a.explain(i, primary, r.id);
+          continue;
         }
+        a.explain(primary, i, r.id);
+        break;
       }
     }
   }
@@ -1000,9 +1026,10 @@ void run_declarative_refiner(const Refiner& r, Analysis& a) {
     for (int e = 0; e < static_cast<int>(a.items.size()); ++e) {
       Item& effect = a.items[e];
       if (e == c || !effect.active() || !matches_any(r.explains, effect.key.id)) continue;
-      if (!r.recovery && !r.outranks && effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority)
+      const bool any_effect = r.recovery || r.same_event;
+      if (!any_effect && !r.outranks && effect.attrs->role == "cause" && effect.attrs->priority > cause.attrs->priority)
         continue;
-      if (!r.recovery && !may_explain(cause, effect)) continue;
+      if (!any_effect && !may_explain(cause, effect)) continue;
       // Symptoms that name no node come from sources the bundle ties to no host: one unnamed host (a
       // bundle that knows its hosts names them on every node-level source).
       if (r.scope == "same_node" && effect.key.node != cause.key.node) continue;

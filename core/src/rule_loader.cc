@@ -823,7 +823,7 @@ class Reader {
   void load_refiner(const std::string& file, const YAML::Node& n) {
     if (!check_keys(file, n,
                     {"id", "description", "phase", "builtin", "cause", "cause_role", "explains",
-                     "scope", "within", "before", "recovery", "outranks"},
+                     "scope", "within", "before", "recovery", "outranks", "same_event"},
                     "refiner"))
       return;
     RefinerRecord rec;
@@ -877,6 +877,7 @@ class Reader {
     r.cause_role = scalar(file, n, "cause_role", false).value_or("");
     if (n["recovery"] && !parse_flag(file, n["recovery"], "recovery", r.recovery)) return;
     if (n["outranks"] && !parse_flag(file, n["outranks"], "outranks", r.outranks)) return;
+    if (n["same_event"] && !parse_flag(file, n["same_event"], "same_event", r.same_event)) return;
     r.scope = scalar(file, n, "scope", false).value_or("job");
     static const std::set<std::string> kScopes = {"job", "same_node", "same_gpu", "same_rank"};
     if (!kScopes.count(r.scope)) {

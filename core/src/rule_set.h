@@ -188,6 +188,10 @@ struct Refiner {
   // explains the time limit the other ranks then waited into, though a time limit outranks a crash
   // when the two are unrelated.
   bool outranks = false;
+  // The effects are other lines of the cause's own event (`same_event: true`: the header and memory
+  // report the kernel prints with one OOM kill): explained whatever their priority or domain, as
+  // a recovery's are.
+  bool same_event = false;
   int64_t within_ns = 30LL * 60 * 1000000000LL;
   int64_t before_ns = 5LL * 1000000000LL;
 };

@@ -586,5 +586,56 @@ refiners:
   EXPECT_EQ(root(true, "slurmstepd: error: *** JOB 1 CANCELLED DUE TO TIME LIMIT ***\nFloating point exception!\n"), "limit");
 }
 
+
+// `same_event: true` lets a refiner's cause explain lines of its own event whatever their priority or
+// domain (a cgroup's OOM kill explains the kernel's "invoked oom-killer" header, a node-domain symptom
+// of higher priority); without it the header stays the root cause.
+TEST(Session, SameEventExplainsAnotherDomainsHigherPriorityEffect) {
+  auto rules = [](bool same_event) {
+    return std::string(R"YAML(
+version: 1
+symptoms:
+  - {id: "kill", label: "kill", domain: application, outcome: application.memory_limit, role: cause, priority: 60}
+  - {id: "header", label: "header", domain: node, outcome: node.host_oom, role: cause, priority: 70, evidence: indirect}
+extractors:
+  - id: extract.kill
+    description: kill
+    kinds: [applog]
+    pattern: 'Memory cgroup out of memory: Killed process'
+    symptom: kill
+    fixtures:
+      - line: "Memory cgroup out of memory: Killed process 1 (python3)"
+        expect: {symptom: kill}
+  - id: extract.header
+    description: header
+    kinds: [applog]
+    pattern: 'invoked oom-killer'
+    symptom: header
+    fixtures:
+      - line: "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0"
+        expect: {symptom: header}
+refiners:
+  - id: refine.kill-explains-header
+    phase: EARLY
+    description: test
+    cause: ["kill"]
+    explains: ["header"]
+    within: 1m
+    before: 1m
+)YAML") + (same_event ? "    same_event: true\n" : "");
+  };
+  auto root = [&](bool same_event) {
+    Session s(testing::load_or_die(rules(same_event)), job());
+    TextSource src;
+    src.name = "dmesg";
+    s.ingest_text(src,
+                  "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+                  "Memory cgroup out of memory: Killed process 1 (python3) total-vm:1kB\n");
+    return s.attribute().root_symptom;
+  };
+  EXPECT_EQ(root(true), "kill");
+  EXPECT_EQ(root(false), "header");
+}
+
 }  // namespace
 }  // namespace attribution
