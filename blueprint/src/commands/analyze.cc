@@ -156,11 +156,12 @@ std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<C
   return out;
 }
 
-AnalysisResult analyze_bundle(const Bundle& bundle, const std::shared_ptr<const RuleSet>& rules,
+AnalysisResult analyze_bundle(Bundle bundle, const std::shared_ptr<const RuleSet>& rules,
                               const AnalyzeOptions& options) {
   AnalysisResult result;
-  Session session(rules, bundle.manifest.context);
+  Session session(rules, std::move(bundle.manifest.context));
   result.reports = collect_bundle(bundle, session, options, result.bytes, result.lines);
+  bundle = Bundle{};
   for (const auto& r : result.reports) session.add_connector_report(r);
   result.verdict = session.attribute();
   return result;
@@ -206,7 +207,7 @@ int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& 
       for (const auto& e : errors) err << "error: " << e << "\n";
       return kExitError;
     }
-    AnalysisResult result = analyze_bundle(bundle, rules, options);
+    AnalysisResult result = analyze_bundle(std::move(bundle), rules, options);
     verdict = std::move(result.verdict);
     reports = std::move(result.reports);
     lines = result.lines;

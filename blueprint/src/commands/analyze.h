@@ -49,8 +49,10 @@ std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<C
                                              std::string& error);
 
 // The embedded engine on one read bundle: scan its files into a session, add the connector reports,
-// attribute. What `analyze` (without --service-url) and `eval` run for each bundle.
-AnalysisResult analyze_bundle(const Bundle& bundle, const std::shared_ptr<const RuleSet>& rules,
+// attribute. What `analyze` (without --service-url) and `eval` run for each bundle. Consumes the
+// bundle: its execution context moves into the session and its file list is released once read,
+// before attribution (a 16,384-rank bundle lists 16,384 files and ranks).
+AnalysisResult analyze_bundle(Bundle bundle, const std::shared_ptr<const RuleSet>& rules,
                               const AnalyzeOptions& options);
 
 int run_analyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err);

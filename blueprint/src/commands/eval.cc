@@ -137,7 +137,7 @@ CaseResult run_case(const CaseRef& ref, const std::shared_ptr<const RuleSet>& ru
     if (!read_bundle(ref.dir.string(), bundle, r.error)) return r;
     AnalyzeOptions options;
     options.threads = 1;
-    AnalysisResult result = analyze_bundle(bundle, rules, options);
+    AnalysisResult result = analyze_bundle(std::move(bundle), rules, options);
     json v = json::parse(result.verdict.json);
     r.got = digest_verdict(v);
     r.judgement = judge(r.expected, r.got);
