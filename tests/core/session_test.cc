@@ -591,8 +591,8 @@ refiners:
 // domain (a cgroup's OOM kill explains the kernel's "invoked oom-killer" header, a node-domain symptom
 // of higher priority); without it the header stays the root cause.
 TEST(Session, SameEventExplainsAnotherDomainsHigherPriorityEffect) {
-  auto rules = [](bool same_event) {
-    return std::string(R"YAML(
+  // The kill and the header of one OOM report; the refiner's last line is the flag under test.
+  const std::string oom_report_rules = R"YAML(
 version: 1
 symptoms:
   - {id: "kill", label: "kill", domain: application, outcome: application.memory_limit, role: cause, priority: 60}
@@ -622,19 +622,19 @@ refiners:
     explains: ["header"]
     within: 1m
     before: 1m
-)YAML") + (same_event ? "    same_event: true\n" : "");
-  };
-  auto root = [&](bool same_event) {
-    Session s(testing::load_or_die(rules(same_event)), job());
+)YAML";
+  const std::string dmesg =
+      "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+      "Memory cgroup out of memory: Killed process 1 (python3) total-vm:1kB\n";
+  auto root_with = [&](const std::string& flag_line) {
+    Session s(testing::load_or_die(oom_report_rules + flag_line), job());
     TextSource src;
     src.name = "dmesg";
-    s.ingest_text(src,
-                  "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
-                  "Memory cgroup out of memory: Killed process 1 (python3) total-vm:1kB\n");
+    s.ingest_text(src, dmesg);
     return s.attribute().root_symptom;
   };
-  EXPECT_EQ(root(true), "kill");
-  EXPECT_EQ(root(false), "header");
+  EXPECT_EQ(root_with("    same_event: true\n"), "kill");
+  EXPECT_EQ(root_with(""), "header");
 }
 
 }  // namespace
