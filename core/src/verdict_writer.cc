@@ -266,12 +266,13 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   v["quality"] = quality;
 
   // Symptoms grouped by (id, node); explained ones grouped by (id, explained_by, rule).
-  // A group points at its first item's strings (the items outlive it) and renders its label once; ranks are collected
-  // unsorted and sorted once (a 16,384-rank storm has 23k groups over 110k ranked items).
+  // A group points at its first item (the items outlive it) and renders its label only when the group is printed
+  // (kMaxSymptomGroups of them); ranks are collected unsorted and sorted once (a 16,384-rank storm has 23k groups over
+  // 110k ranked items).
   struct Group {
     const std::string* id = nullptr;
     const std::string* node = nullptr;
-    std::string label;
+    const Item* first_item = nullptr;
     const std::string* domain = nullptr;
     std::string_view role;
     uint64_t count = 0;
@@ -300,7 +301,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
     if (g.count == 0) {
       g.id = &it.key.id.str();
       g.node = &it.key.node.str();
-      g.label = it.label();
+      g.first_item = &it;
       g.domain = &it.attrs->domain;
       g.role = role;
     } else if (role == "root_cause" || (role == "candidate" && g.role != "root_cause")) {
@@ -339,7 +340,7 @@ std::string write_verdict_json(const Analysis& a, const Outcome& o) {
   json symptoms = json::array();
   for (const Group* g : ordered) {
     if (symptoms.size() >= kMaxSymptomGroups) break;
-    json s = {{"id", *g->id},       {"node", *g->node},          {"label", g->label},
+    json s = {{"id", *g->id},       {"node", *g->node},          {"label", g->first_item->label()},
               {"domain", *g->domain}, {"count", g->count},       {"first_seen", time_json(g->first)},
               {"last_seen", time_json(g->last)}, {"role", std::string(g->role)}};
     if (!g->ranks.empty()) s["ranks"] = compress_ranks(g->ranks);

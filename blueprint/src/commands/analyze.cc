@@ -78,7 +78,8 @@ std::vector<ConnectorReport> collect_bundle(const Bundle& bundle, Session& sessi
   std::vector<uint64_t> obs(n, 0), byt(n, 0);
   std::vector<std::string> errors(n);
   std::vector<ScanInput> inputs;
-  for (const auto& f : bundle.text_files) inputs.push_back({f.path, f.source});
+  inputs.reserve(bundle.text_files.size());
+  for (const auto& f : bundle.text_files) inputs.push_back({&f.path, &f.source});
   ScanOptions so;
   so.threads = options.threads;
   so.chunk_bytes = options.chunk_bytes;

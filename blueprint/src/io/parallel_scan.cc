@@ -1,6 +1,7 @@
 #include "io/parallel_scan.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -12,7 +13,7 @@ namespace {
 struct Unit {
   size_t input;
   uint64_t begin, end;
-  Extraction extraction;
+  std::unique_ptr<Extraction> extraction;  // made when the unit's scan starts, freed once merged
   uint64_t lines = 0;
   uint64_t bytes = 0;
   std::string error;
@@ -31,18 +32,18 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
   std::vector<Unit> units;
   units.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint64_t size = split ? file_size(inputs[i].path) : 0;
-    if (size <= options.range_bytes || is_gzip_file(inputs[i].path)) {
-      units.push_back({i, 0, 0, make_extraction()});
+    const std::string& path = *inputs[i].path;
+    uint64_t size = split ? file_size(path) : 0;
+    if (size <= options.range_bytes || is_gzip_file(path)) {
+      units.push_back({i, 0, 0, nullptr});
       continue;
     }
     for (uint64_t b = 0; b < size; b += options.range_bytes) {
-      units.push_back({i, b, std::min(size, b + options.range_bytes), make_extraction()});
+      units.push_back({i, b, std::min(size, b + options.range_bytes), nullptr});
     }
   }
   threads = std::min<unsigned>(threads, std::max<size_t>(1, units.size()));
   std::vector<ScanFileResult> results(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) results[i].path = inputs[i].path;
   // Finished units are merged into `out` in unit order (the order, and so the bytes, do not depend
   // on the thread count) as soon as every earlier unit is finished, and freed: memory holds the
   // aggregate plus the units finished out of order, not one extraction per file.
@@ -69,12 +70,12 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
       }
       Unit& unit = units[k];
       ScanFileResult& r = results[unit.input];
-      unit.extraction.offset_lines(r.lines);
+      unit.extraction->offset_lines(r.lines);
       r.lines += unit.lines;
       r.bytes += unit.bytes;
       if (!unit.error.empty() && r.error.empty()) r.error = unit.error;
-      out.merge(std::move(unit.extraction));
-      unit.extraction = Extraction();
+      out.merge(std::move(*unit.extraction));
+      unit.extraction.reset();
     }
   };
   std::atomic<size_t> next{0};
@@ -84,8 +85,9 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
     for (size_t u = next++; u < units.size(); u = next++) {
       Unit& unit = units[u];
       const ScanInput& in = inputs[unit.input];
+      unit.extraction = std::make_unique<Extraction>(make_extraction());
       std::string error;
-      auto reader = ChunkReader::open(in.path, unit.begin, unit.end, options.chunk_bytes, error, &buffer);
+      auto reader = ChunkReader::open(*in.path, unit.begin, unit.end, options.chunk_bytes, error, &buffer);
       if (!reader) {
         unit.error = error;
         finish(u);
@@ -93,7 +95,7 @@ std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rul
       }
       Chunk chunk;
       while (reader->next(chunk)) {
-        unit.lines += scanner.scan(in.source, chunk.buffer, chunk.scan_from, unit.lines + 1, unit.extraction);
+        unit.lines += scanner.scan(*in.source, chunk.buffer, chunk.scan_from, unit.lines + 1, *unit.extraction);
       }
       unit.error = reader->error();
       unit.bytes = reader->bytes_read();

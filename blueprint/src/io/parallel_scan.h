@@ -12,13 +12,15 @@
 
 namespace attribution::blueprint {
 
+// One file to scan. Points at the caller's path and source (a bundle's file list), which must outlive
+// scan_files: a 16,384-rank bundle would otherwise hold every path and source twice.
 struct ScanInput {
-  std::string path;
-  TextSource source;
+  const std::string* path;
+  const TextSource* source;
 };
 
+// Per input, in input order.
 struct ScanFileResult {
-  std::string path;
   std::string error;  // empty when the file was read completely
   uint64_t bytes = 0;
   uint64_t lines = 0;
@@ -31,7 +33,8 @@ struct ScanOptions {
 };
 
 // Scans `inputs` with `rules`; every range's Extraction is created by `make_extraction` (it carries
-// the session's time window) and merged into `out`.
+// the session's time window; called from the worker threads, when the range's scan starts) and
+// merged into `out`.
 std::vector<ScanFileResult> scan_files(const std::shared_ptr<const RuleSet>& rules,
                                        const std::function<Extraction()>& make_extraction,
                                        const std::vector<ScanInput>& inputs, const ScanOptions& options,
