@@ -776,8 +776,9 @@ def k8s_over_request(b):
 # ---------------------------------------------------------------------------------------------------
 @bundle("job-failed-silently")
 def failed_silently(b):
-    """A failed job whose output names no failure any rule knows: unknown.no_evidence, with the
-    verdict's unrecognized list pointing at the one line that does say what went wrong."""
+    """A failed job whose only failure is the batch script's last command refusing its arguments: no task
+    failed under srun and the kernel log is clean. argparse's own error line is the whole evidence
+    (application, probable: the arguments came from the job script)."""
     node = "gpu-q14"
     S, F = ts("2026-04-02T06:10:00"), ts("2026-04-02T09:44:18.220")
     jobid = 801377
@@ -803,10 +804,10 @@ def failed_silently(b):
     b.source("sacct.txt", "scheduler")
     b.workload(id=str(jobid), scheduler="slurm", cluster="c6", name="sft-export", user="lmarsh", queue="gpu",
                state="FAILED", exit_code="2:0", reason="NonZeroExitCode", start=S, end=E, nodes=[node])
-    b.expected("unknown.no_evidence", "insufficient", None, affected=[], story="""
+    b.expected("application.exception", "probable", node, root_symptom="python.argparse_error", affected=[], story="""
       Training ran to its last step and saved the final checkpoint (step .0 COMPLETED 0:0); then the batch script's
-      export command stopped at argument parsing ('the following arguments are required: --out', exit 2) and the job
-      ended FAILED 2:0. No rule of the catalogue recognises an argparse usage error, no task failed under srun, and the
-      kernel log is clean: the evidence establishes no cause the engine knows. The verdict says so, and its
-      'unrecognized' list carries the argparse line (beside a checkpoint UserWarning every rank prints), which is where
-      a site would write a rule.""")
+      export command stopped at argument parsing ('export_hf.py: error: the following arguments are required: --out',
+      argparse's exit 2) and the job ended FAILED 2:0. No task failed under srun and the kernel log is clean: the one
+      failure is the program refusing the command line the job script gave it. Application, probable rather than
+      definitive: argparse says which argument was wrong, not who should have passed it (the script, a launcher or a
+      platform). The verdict's 'unrecognized' list keeps the checkpoint UserWarning every rank prints.""")
