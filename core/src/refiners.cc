@@ -432,6 +432,12 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   // timeout says nothing about the others).
   if (inferred_universe && !suspects.empty() && (suspects.size() > 2 || reached.size() < 2 * suspects.size()))
     suspects.clear();
+  // A rank whose own timeout is at a lower SeqNum than the others' is behind them, whether or not a
+  // source is its own (one merged log with rank prefixes on the lines): evidenced, not inferred.
+  for (const auto& [rank, seq] : max_seq) {
+    if (seq < top && std::find(suspects.begin(), suspects.end(), rank) == suspects.end()) suspects.push_back(rank);
+  }
+  std::sort(suspects.begin(), suspects.end());
   // Ranks that log their own progress (steps, checkpoint saving, evaluation) and no timeout were
   // busy elsewhere while the others waited.
   std::set<int> progressing;

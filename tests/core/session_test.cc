@@ -259,6 +259,32 @@ TEST(Session, StragglerIsTheRankThatNeverReachedTheSeqNum) {
   EXPECT_TRUE(j["affected_nodes"].empty());
 }
 
+// One merged log with no job rank map (rank prefixes on the lines, no source of its own per rank): a
+// rank whose own timeout is at a lower SeqNum than the others' is behind them. A rank that printed
+// nothing is not inferred from one merged log.
+TEST(Session, RankTimedOutBehindTheOthersInOneMergedLog) {
+  auto merged = [](int rank0_seq) {
+    Cascade c;
+    TextSource s;
+    s.name = "train.log";
+    std::string text;
+    for (int r = 0; r < 4; ++r) {
+      if (r == 3) continue;  // rank 3's lines were not kept
+      text += timeout_line(r, r == 0 ? rank0_seq : 963);
+    }
+    c.sources.push_back({s, text});
+    return c;
+  };
+  ExecutionContext no_rank_map = job(1, 4);
+  no_rank_map.ranks.clear();
+  Verdict behind = run(merged(959), no_rank_map);
+  EXPECT_EQ(behind.outcome, "application.stuck_rank") << behind.json;
+  EXPECT_EQ(behind.quality, "probable");
+  EXPECT_EQ(json::parse(behind.json)["root_cause"]["rank"], 0);
+  Verdict level = run(merged(963), no_rank_map);
+  EXPECT_NE(level.outcome, "application.stuck_rank") << level.json;
+}
+
 TEST(Session, BarrierTimeoutSaysBusyElsewhere) {
   Cascade c;
   for (int r = 0; r < 4; ++r) {
