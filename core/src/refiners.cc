@@ -435,9 +435,10 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   // A rank whose own timeout is at a lower SeqNum than the others' is behind them, whether or not a
   // source is its own (one merged log with rank prefixes on the lines): evidenced, not inferred.
   for (const auto& [rank, seq] : max_seq) {
-    if (seq < top && std::find(suspects.begin(), suspects.end(), rank) == suspects.end()) suspects.push_back(rank);
+    if (seq < top) suspects.push_back(rank);
   }
   std::sort(suspects.begin(), suspects.end());
+  suspects.erase(std::unique(suspects.begin(), suspects.end()), suspects.end());
   // Ranks that log their own progress (steps, checkpoint saving, evaluation) and no timeout were
   // busy elsewhere while the others waited.
   std::set<int> progressing;
