@@ -36,7 +36,10 @@ void setup_core_commands(CLI::App& app, int& exit_code) {
               "Print the service client's counts to stderr: batches sent, acknowledged, replayed; requests retried");
   a->add_option("-j,--threads", analyze.threads, "Scanner threads (default: all cores)");
   a->add_option("--chunk-bytes", analyze.chunk_bytes, "Bytes scanned per chunk (default 2 MiB: the chunk stays in cache between read and scan)")->check(CLI::Range(4096, 1 << 30));
-  a->callback([&exit_code] { exit_code = run_analyze(analyze, std::cout, std::cerr); });
+  a->callback([&exit_code] {
+    analyze.free_session = false;  // the process ends after the verdict is printed
+    exit_code = run_analyze(analyze, std::cout, std::cerr);
+  });
 
   static std::string location, output = "text";
   auto* rules = app.add_subcommand("rules", "Work with rule files")->require_subcommand(1);

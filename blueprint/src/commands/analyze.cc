@@ -160,11 +160,14 @@ std::vector<Observation> bundle_observations(const Bundle& bundle, std::vector<C
 AnalysisResult analyze_bundle(Bundle bundle, const std::shared_ptr<const RuleSet>& rules,
                               const AnalyzeOptions& options) {
   AnalysisResult result;
-  Session session(rules, std::move(bundle.manifest.context));
-  result.reports = collect_bundle(bundle, session, options, result.bytes, result.lines);
+  auto session = std::make_unique<Session>(rules, std::move(bundle.manifest.context));
+  result.reports = collect_bundle(bundle, *session, options, result.bytes, result.lines);
   bundle = Bundle{};
-  for (const auto& r : result.reports) session.add_connector_report(r);
-  result.verdict = session.attribute();
+  for (const auto& r : result.reports) session->add_connector_report(r);
+  result.verdict = session->attribute();
+#if !defined(__SANITIZE_ADDRESS__)
+  if (!options.free_session) (void)session.release();  // reclaimed with the process (see AnalyzeOptions)
+#endif
   return result;
 }
 

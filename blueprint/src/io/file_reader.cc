@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace attribution::blueprint {
 namespace {
@@ -35,29 +36,38 @@ class Source {
  public:
   virtual ~Source() = default;
   virtual ssize_t read(char* dst, size_t n) = 0;  // -1 on error
+  // True once a read has reached the end: the next read would return 0.
+  virtual bool at_end() const { return false; }
   std::string error;
 };
 
 class PlainSource : public Source {
  public:
-  PlainSource(int fd, uint64_t pos, uint64_t end) : fd_(fd), pos_(pos), end_(end) {}
-  ~PlainSource() override { ::close(fd_); }
+  // `size`: the file's size when it was opened. A short read at or past it is the end of the file,
+  // so a small file takes one read, not a second one that returns 0.
+  PlainSource(int fd, uint64_t pos, uint64_t size) : fd_(fd), pos_(pos), size_(size) {}
+  ~PlainSource() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int release() { return std::exchange(fd_, -1); }
   ssize_t read(char* dst, size_t n) override {
+    if (at_end_) return 0;
     ssize_t r = ::pread(fd_, dst, n, static_cast<off_t>(pos_));
     if (r < 0) {
       error = std::strerror(errno);
       return -1;
     }
     pos_ += static_cast<uint64_t>(r);
+    if (static_cast<size_t>(r) < n && pos_ >= size_) at_end_ = true;
     return r;
   }
-  uint64_t pos() const { return pos_; }
-  uint64_t end() const { return end_; }
+  bool at_end() const override { return at_end_; }
 
  private:
   int fd_;
   uint64_t pos_;
-  uint64_t end_;
+  uint64_t size_;
+  bool at_end_ = false;
 };
 
 class GzipSource : public Source {
@@ -85,16 +95,24 @@ class ReaderImpl : public ChunkReader {
   // The source is positioned at `start` (absolute). Lines whose first byte is in [begin, end) are
   // returned; the whole lines between start and begin are their look-back context. skip_first:
   // start is inside a line (start = context start - 1), which is dropped.
+  // `own` is the buffer when the caller gave none. `prefilled`: the buffer already holds the source's
+  // first bytes, read from `start` (the source is positioned after them).
   ReaderImpl(std::string path, std::unique_ptr<Source> src, uint64_t start, bool skip_first, uint64_t begin,
-             uint64_t end, size_t chunk, ReadBuffer* buffer)
+             uint64_t end, size_t chunk, ReadBuffer* buffer, std::unique_ptr<ReadBuffer> own = nullptr,
+             bool prefilled = false)
       : path_(std::move(path)), src_(std::move(src)), base_(start), read_pos_(start),
-        skip_first_(skip_first), begin_(begin), end_(end), chunk_(chunk) {
+        skip_first_(skip_first), begin_(begin), end_(end), chunk_(chunk), own_(std::move(own)) {
     if (buffer == nullptr) {
-      own_ = std::make_unique<ReadBuffer>();
+      if (own_ == nullptr) own_ = std::make_unique<ReadBuffer>();
       buffer = own_.get();
     }
     buf_ = buffer;
-    buf_->clear();
+    if (prefilled) {
+      read_pos_ += buf_->size();
+      if (buf_->size() == 0 || src_->at_end()) src_eof_ = true;
+    } else {
+      buf_->clear();
+    }
   }
 
   bool next(Chunk& out) override {
@@ -179,7 +197,7 @@ class ReaderImpl : public ChunkReader {
       }
       buf.resize(old + static_cast<size_t>(r));
       read_pos_ += static_cast<uint64_t>(r);
-      if (r == 0) src_eof_ = true;
+      if (r == 0 || src_->at_end()) src_eof_ = true;
       if (skip_first_) {
         const void* nl = memchr(buf.data(), '\n', buf.size());
         if (nl == nullptr) {
@@ -282,30 +300,55 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
     ::close(fd);
     return nullptr;
   }
-  unsigned char magic[2] = {0, 0};
-  bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  // A range that starts mid-file is read from up to kLookBackBytes earlier: those lines are its
+  // look-back context. Reading starts one byte before the context so that a line starting exactly
+  // there is recognised (the dropped partial line is then just that '\n').
+  uint64_t context = begin > kLookBackBytes ? begin - kLookBackBytes : 0;
+  uint64_t start = context > 0 ? context - 1 : 0;
+  // Read-ahead matters for files longer than a chunk; a small file is one read.
+  if (static_cast<uint64_t>(st.st_size) > start + chunk_bytes)
+    ::posix_fadvise(fd, static_cast<off_t>(start), 0, POSIX_FADV_SEQUENTIAL);
+  auto plain = std::make_unique<PlainSource>(fd, start, static_cast<uint64_t>(st.st_size));  // owns fd
+  std::unique_ptr<ReadBuffer> own;
+  bool gzip = false;
+  const bool whole = begin == 0 && end == 0;
+  if (whole) {
+    // A whole-file read takes its first block here, and that block shows whether the file is gzip:
+    // a file that fits in one block is one read (16,384 rank files of 7 KB: two system calls fewer
+    // each than a magic read, a data read and a read that returns 0).
+    if (buffer == nullptr) {
+      own = std::make_unique<ReadBuffer>();
+      buffer = own.get();
+    }
+    size_t n = std::min(chunk_bytes, size_t{1} << 20);  // what the reader's first fill reads
+    buffer->resize(n);
+    ssize_t r = plain->read(buffer->data(), n);
+    if (r < 0) {
+      error = fmt::format("{}: read failed: {}", path, plain->error);
+      return nullptr;
+    }
+    buffer->resize(static_cast<size_t>(r));
+    const auto* head = reinterpret_cast<const unsigned char*>(buffer->data());
+    gzip = r >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  } else {
+    unsigned char magic[2] = {0, 0};
+    gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  }
   if (gzip) {
-    gzFile f = gzdopen(fd, "rb");  // owns fd from here
+    if (buffer != nullptr) buffer->clear();
+    fd = plain->release();
+    gzFile f = gzdopen(fd, "rb");  // owns fd from here; gzip reads from its own position, still 0
     if (f == nullptr) {
       ::close(fd);
       error = fmt::format("{}: cannot open gzip file", path);
       return nullptr;
     }
     gzbuffer(f, 256 * 1024);
-    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, false, 0, 0, chunk_bytes,
-                                        buffer);
+    return std::make_unique<ReaderImpl>(path, std::make_unique<GzipSource>(f), 0, false, 0, 0, chunk_bytes, buffer,
+                                        std::move(own));
   }
-  // A range that starts mid-file is read from up to kLookBackBytes earlier: those lines are its
-  // look-back context. Reading starts one byte before the context so that a line starting exactly
-  // there is recognised (the dropped partial line is then just that '\n').
-  uint64_t context = begin > kLookBackBytes ? begin - kLookBackBytes : 0;
-  uint64_t start = context > 0 ? context - 1 : 0;
-  // Read-ahead matters for files longer than a chunk; a small file is one read (16,384 rank files
-  // of 7 KB made one more system call each).
-  if (static_cast<uint64_t>(st.st_size) > start + chunk_bytes)
-    ::posix_fadvise(fd, static_cast<off_t>(start), 0, POSIX_FADV_SEQUENTIAL);
-  return std::make_unique<ReaderImpl>(path, std::make_unique<PlainSource>(fd, start, end), start, context > 0,
-                                      begin, end, chunk_bytes, buffer);
+  return std::make_unique<ReaderImpl>(path, std::move(plain), start, context > 0, begin, end, chunk_bytes, buffer,
+                                      std::move(own), whole);
 }
 
 }  // namespace attribution::blueprint
