@@ -20,6 +20,8 @@ namespace {
 // them; every chunk carries that much preceding text, also a byte range's first chunk (read from
 // before the range), so times do not depend on chunk or range boundaries.
 constexpr size_t kLookBackBytes = kTimeLookBackBytes;
+// The most one read system call asks for.
+constexpr size_t kMaxReadBytes = size_t{1} << 20;
 
 // Where the look-back kept from a consumed buffer starts: the first line that begins within the
 // last kLookBackBytes before `consumed`.
@@ -44,7 +46,8 @@ class Source {
 class PlainSource : public Source {
  public:
   // `size`: the file's size when it was opened. A short read at or past it is the end of the file,
-  // so a small file takes one read, not a second one that returns 0.
+  // so a small file takes one read, not a second one that returns 0. A size of 0 (procfs and the
+  // like, whose reads are short by design) is read until a read returns 0.
   PlainSource(int fd, uint64_t pos, uint64_t size) : fd_(fd), pos_(pos), size_(size) {}
   ~PlainSource() override {
     if (fd_ >= 0) ::close(fd_);
@@ -58,7 +61,7 @@ class PlainSource : public Source {
       return -1;
     }
     pos_ += static_cast<uint64_t>(r);
-    if (static_cast<size_t>(r) < n && pos_ >= size_) at_end_ = true;
+    if (size_ > 0 && static_cast<size_t>(r) < n && pos_ >= size_) at_end_ = true;
     return r;
   }
   bool at_end() const override { return at_end_; }
@@ -187,7 +190,7 @@ class ReaderImpl : public ChunkReader {
     ReadBuffer& buf = *buf_;
     while (!src_eof_ && buf.size() - look_back_ < chunk_) {
       size_t old = buf.size();
-      size_t n = std::min(chunk_ + look_back_ - old, size_t{1} << 20);
+      size_t n = std::min(chunk_ + look_back_ - old, kMaxReadBytes);
       buf.resize(old + n);
       ssize_t r = src_->read(buf.data() + old, n);
       if (r < 0) {
@@ -320,7 +323,7 @@ std::unique_ptr<ChunkReader> ChunkReader::open(const std::string& path, uint64_t
       own = std::make_unique<ReadBuffer>();
       buffer = own.get();
     }
-    size_t n = std::min(chunk_bytes, size_t{1} << 20);  // what the reader's first fill reads
+    size_t n = std::min(chunk_bytes, kMaxReadBytes);  // what the reader's first fill reads
     buffer->resize(n);
     ssize_t r = plain->read(buffer->data(), n);
     if (r < 0) {
