@@ -364,6 +364,24 @@ Outcome decide(Analysis& a) {
                                     "the program or what it called (a runtime, the network, the host) is at fault",
                                     root.key.id, where));
   }
+  // Two direct faults of the same weight on the same node in the same moment, naming different
+  // outcomes (a contained ECC error and an NVLink error in one second; a GPU falling off the bus as
+  // its port reports receiver errors): the node is clear, which fault came first is not.
+  if (o.quality == "definitive") {
+    for (int i : causes) {
+      const Item& it = a.items[i];
+      if (it.key.id == root.key.id || it.indirect || it.attrs->generic) continue;
+      if (it.attrs->priority / 10 != root.attrs->priority / 10 || it.attrs->outcome == root.attrs->outcome) continue;
+      if (it.key.node != root.key.node || it.first() == kNoTime || root.first() == kNoTime) continue;
+      TimeNs gap = 0;
+      if (__builtin_sub_overflow(it.first(), root.first(), &gap) || gap > 5 * kSecond || gap < -5 * kSecond) continue;
+      o.quality = "probable";
+      o.reasons.push_back(fmt::format("{}{} was raised within seconds of it, naming {}: which of the two faults came "
+                                      "first is not clear",
+                                      it.key.id, where, it.attrs->outcome));
+      break;
+    }
+  }
   if (!contradiction_reason.empty()) {
     if (o.quality == "definitive") o.quality = "probable";
     o.reasons.push_back(contradiction_reason);

@@ -513,6 +513,24 @@ TEST(Session, TwoNodesFailingTogetherIsAmbiguous) {
   EXPECT_EQ(json::parse(v.json)["quality"]["candidates"].size(), 2u);
 }
 
+// Two direct GPU faults of the same weight on one node in the same second, naming different outcomes (a
+// contained ECC error on one GPU, an NVLink error on another): the node is clear, the outcome is not, so the
+// verdict is probable. The same contained error alone is definitive.
+TEST(Session, DifferentFaultsInTheSameMomentAreProbable) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::string& text) {
+    return verdict_of(rules, job(/*ranks_per_node=*/1), "dmesg-gpu-a.txt", ObservationKind::kSyslog, "gpu-a", text);
+  };
+  const std::string contained = "2026-05-01T10:30:00Z NVRM: Xid (PCI:0000:cb:00): 94, pid=538578, name=python, channel 0x0000000b\n";
+  json alone = verdict(contained);
+  EXPECT_EQ(alone["outcome"], "gpu.memory_ecc") << alone.dump();
+  EXPECT_EQ(alone["quality"]["level"], "definitive") << alone.dump();
+  json both = verdict(contained + "2026-05-01T10:30:00Z NVRM: Xid (PCI:0000:4c:00): 137, TLC RX interrupt hit on link 4 on GPU0: PRIV Error\n");
+  EXPECT_EQ(both["domain"], "gpu") << both.dump();
+  EXPECT_EQ(both["quality"]["level"], "probable") << both.dump();
+  EXPECT_NE(both.dump().find("which of the two faults came first is not clear"), std::string::npos) << both.dump();
+}
+
 TEST(Session, FloodOf16kRanksStaysCompact) {
   auto rules = testing::load_or_die(testing::kMiniRules);
   ExecutionContext c = job(8, 2048);
