@@ -379,6 +379,55 @@ void late_cuda_oom(const Refiner& r, Analysis& a) {
   }
 }
 
+// "14.76 GiB", "520.00 MiB", "3 bytes" -> bytes; negative when the text is not a size.
+double size_in_bytes(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || v < 0) return -1;
+  std::string unit(end);
+  while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+  static const std::map<std::string, double> kUnits = {
+      {"bytes", 1.0}, {"B", 1.0}, {"KiB", 1024.0}, {"KB", 1024.0}, {"MiB", 1048576.0}, {"MB", 1048576.0},
+      {"GiB", 1073741824.0}, {"GB", 1073741824.0}, {"TiB", 1099511627776.0}, {"TB", 1099511627776.0}};
+  auto u = kUnits.find(unit);
+  return u == kUnits.end() ? -1 : v * u->second;
+}
+
+// A CUDA OOM whose own figures leave much of the GPU unaccounted for: total capacity minus what is free
+// minus what this process holds (PyTorch's reserved memory, or since 2.0 everything the process has) is
+// memory held outside it — a co-tenant on a shared or time-sliced GPU, a leftover of an earlier job,
+// another rank of the job on the same GPU. The outcome stays the OOM's; the verdict is probable, not
+// definitive, because the workload's own appetite is not what the figures show. At least a quarter of
+// the GPU and 2 GiB, so the process's own context and small buffers do not count.
+void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
+  const size_t n = a.items.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Item& it = a.items[i];
+    if (!it.active() || it.key.id != "cuda.oom") continue;
+    const std::string held_text = it.field("held").empty() ? it.field("reserved") : it.field("held");
+    const double total = size_in_bytes(it.field("total"));
+    const double free_bytes = size_in_bytes(it.field("free"));
+    const double held = size_in_bytes(held_text);
+    if (total <= 0 || free_bytes < 0 || held < 0) continue;
+    const double other = total - free_bytes - held;
+    if (other < 2.0 * 1073741824.0 || other < 0.25 * total) continue;
+    SymptomAttrs attrs = attrs_for(
+        a, "inferred.oom_memory_held_elsewhere",
+        make_attrs(fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "
+                               "{}, so {:.1f} GiB is held outside it: another process on the GPU (a co-tenant of a "
+                               "shared or time-sliced GPU, a leftover of an earlier job, another rank of this job "
+                               "placed on the same GPU) or, in PyTorch before 2.0, this process's memory outside "
+                               "PyTorch's allocator",
+                               it.field("gpu").empty() ? "?" : it.field("gpu"), it.field("total"), it.field("free"),
+                               held_text, other / 1073741824.0),
+                   it.attrs->domain, it.attrs->outcome, it.attrs->priority));
+    attrs.indirect = true;
+    int s = a.add_synthetic({"inferred.oom_memory_held_elsewhere", it.key.node, it.key.rank, it.key.gpu}, attrs,
+                            combine(a, {static_cast<int>(i)}), true);
+    a.explain(static_cast<int>(i), s, r.id);
+  }
+}
+
 void seqnum_straggler(const Refiner& r, Analysis& a) {
   std::vector<int> timeouts;
   std::map<int, int64_t> max_seq;  // rank → highest SeqNum it timed out on
@@ -1061,6 +1110,7 @@ void run_builtin_refiner(const Refiner& r, Analysis& a) {
   else if (r.builtin == "victim_domain") victim_domain(r, a);
   else if (r.builtin == "version_outlier") version_outlier(r, a);
   else if (r.builtin == "rank_census") rank_census(r, a);
+  else if (r.builtin == "cuda_oom_held_elsewhere") cuda_oom_held_elsewhere(r, a);
 }
 
 std::string Item::label() const {

@@ -74,7 +74,8 @@ const std::set<std::string> kBuiltins = {"xid_followups",     "shared_software_x
                                          "late_cuda_oom",     "seqnum_straggler",
                                          "scheduler_state",   "repeat_gpu_fault",
                                          "slurm_teardown",    "victim_domain",
-                                         "version_outlier",   "rank_census"};
+                                         "version_outlier",   "rank_census",
+                                         "cuda_oom_held_elsewhere"};
 
 }  // namespace
 

@@ -531,6 +531,27 @@ TEST(Session, DifferentFaultsInTheSameMomentAreProbable) {
   EXPECT_NE(both.dump().find("which of the two faults came first is not clear"), std::string::npos) << both.dump();
 }
 
+// A CUDA OOM whose own figures leave much of the GPU held outside the process (a co-tenant on a shared GPU)
+// stays an OOM but is probable; one where the process holds nearly all of the GPU is definitive.
+TEST(Session, OomWithMemoryHeldElsewhereIsProbable) {
+  auto rules = testing::load_catalogue();
+  auto verdict = [&](const std::string& text) {
+    return verdict_of(rules, job(/*ranks_per_node=*/1), "rank0.log", ObservationKind::kAppLog, "gpu-a", text);
+  };
+  json own = verdict("2026-05-01T10:30:00Z RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+                     "15.78 GiB total capacity; 14.56 GiB already allocated; 3.75 MiB free; 14.60 GiB reserved in "
+                     "total by PyTorch)\n");
+  EXPECT_EQ(own["outcome"], "application.cuda_oom") << own.dump();
+  EXPECT_EQ(own["quality"]["level"], "definitive") << own.dump();
+  json shared = verdict("2026-05-01T10:30:00Z RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "
+                        "14.76 GiB total capacity; 4.37 GiB already allocated; 14.75 MiB free; 4.43 GiB reserved in "
+                        "total by PyTorch)\n");
+  EXPECT_EQ(shared["outcome"], "application.cuda_oom") << shared.dump();
+  EXPECT_EQ(shared["quality"]["level"], "probable") << shared.dump();
+  EXPECT_EQ(shared["root_cause"]["symptom"], "inferred.oom_memory_held_elsewhere") << shared.dump();
+  EXPECT_NE(shared.dump().find("is held outside it"), std::string::npos) << shared.dump();
+}
+
 TEST(Session, FloodOf16kRanksStaysCompact) {
   auto rules = testing::load_or_die(testing::kMiniRules);
   ExecutionContext c = job(8, 2048);
