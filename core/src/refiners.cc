@@ -379,6 +379,8 @@ void late_cuda_oom(const Refiner& r, Analysis& a) {
   }
 }
 
+constexpr double kGiB = 1073741824.0;
+
 // "14.76 GiB", "520.00 MiB", "3 bytes" -> bytes; negative when the text is not a size.
 double size_in_bytes(const std::string& s) {
   char* end = nullptr;
@@ -388,7 +390,7 @@ double size_in_bytes(const std::string& s) {
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   static const std::map<std::string, double> kUnits = {
       {"bytes", 1.0}, {"B", 1.0}, {"KiB", 1024.0}, {"KB", 1024.0}, {"MiB", 1048576.0}, {"MB", 1048576.0},
-      {"GiB", 1073741824.0}, {"GB", 1073741824.0}, {"TiB", 1099511627776.0}, {"TB", 1099511627776.0}};
+      {"GiB", kGiB}, {"GB", kGiB}, {"TiB", 1099511627776.0}, {"TB", 1099511627776.0}};
   auto u = kUnits.find(unit);
   return u == kUnits.end() ? -1 : v * u->second;
 }
@@ -410,7 +412,7 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
     const double held = size_in_bytes(held_text);
     if (total <= 0 || free_bytes < 0 || held < 0) continue;
     const double other = total - free_bytes - held;
-    if (other < 2.0 * 1073741824.0 || other < 0.25 * total) continue;
+    if (other < 2.0 * kGiB || other < 0.25 * total) continue;
     SymptomAttrs attrs = attrs_for(
         a, "inferred.oom_memory_held_elsewhere",
         make_attrs(fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "
@@ -419,7 +421,7 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
                                "placed on the same GPU) or, in PyTorch before 2.0, this process's memory outside "
                                "PyTorch's allocator",
                                it.field("gpu").empty() ? "?" : it.field("gpu"), it.field("total"), it.field("free"),
-                               held_text, other / 1073741824.0),
+                               held_text, other / kGiB),
                    it.attrs->domain, it.attrs->outcome, it.attrs->priority));
     attrs.indirect = true;
     int s = a.add_synthetic({"inferred.oom_memory_held_elsewhere", it.key.node, it.key.rank, it.key.gpu}, attrs,

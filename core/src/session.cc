@@ -373,8 +373,7 @@ Outcome decide(Analysis& a) {
       if (it.key.id == root.key.id || it.indirect || it.attrs->generic) continue;
       if (it.attrs->priority / 10 != root.attrs->priority / 10 || it.attrs->outcome == root.attrs->outcome) continue;
       if (it.key.node != root.key.node || it.first() == kNoTime || root.first() == kNoTime) continue;
-      TimeNs gap = 0;
-      if (__builtin_sub_overflow(it.first(), root.first(), &gap) || gap > 5 * kSecond || gap < -5 * kSecond) continue;
+      if (!within_window(root, it, 5 * kSecond, 5 * kSecond)) continue;
       o.quality = "probable";
       o.reasons.push_back(fmt::format("{}{} was raised within seconds of it, naming {}: which of the two faults came "
                                       "first is not clear",
