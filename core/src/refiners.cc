@@ -401,6 +401,28 @@ double size_in_bytes(const std::string& s) {
 // another rank of the job on the same GPU. The outcome stays the OOM's; the verdict is probable, not
 // definitive, because the workload's own appetite is not what the figures show. At least a quarter of
 // the GPU and 2 GiB, so the process's own context and small buffers do not count.
+//
+// Also an OOM whose own report says more was free than it asked for (at least twice the request and a
+// GiB): the figures were read after memory was released, or the failing allocator was not the one the
+// figures describe. The outcome stays the OOM's, probable: the report does not show what filled the GPU.
+void cuda_oom_free_exceeds_request(const Refiner& r, Analysis& a, size_t i) {
+  const Item& it = a.items[i];
+  const double tried = size_in_bytes(it.field("tried"));
+  const double free_bytes = size_in_bytes(it.field("free"));
+  if (tried <= 0 || free_bytes < 2.0 * tried || free_bytes < kGiB) return;
+  SymptomAttrs attrs = attrs_for(
+      a, "inferred.oom_free_exceeds_request",
+      make_attrs(fmt::format("CUDA out of memory on GPU {}: it tried to allocate {} while its own report says {} "
+                             "was free: the figures were read after memory was released, or another allocator "
+                             "refused the request; what filled the GPU is not shown",
+                             it.field("gpu").empty() ? "?" : it.field("gpu"), it.field("tried"), it.field("free")),
+                 it.attrs->domain, it.attrs->outcome, it.attrs->priority));
+  attrs.indirect = true;
+  int s = a.add_synthetic({"inferred.oom_free_exceeds_request", it.key.node, it.key.rank, it.key.gpu}, attrs,
+                          combine(a, {static_cast<int>(i)}), true);
+  a.explain(static_cast<int>(i), s, r.id);
+}
+
 void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
   const size_t n = a.items.size();
   for (size_t i = 0; i < n; ++i) {
@@ -410,9 +432,15 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
     const double total = size_in_bytes(it.field("total"));
     const double free_bytes = size_in_bytes(it.field("free"));
     const double held = size_in_bytes(held_text);
-    if (total <= 0 || free_bytes < 0 || held < 0) continue;
+    if (total <= 0 || free_bytes < 0 || held < 0) {
+      cuda_oom_free_exceeds_request(r, a, i);
+      continue;
+    }
     const double other = total - free_bytes - held;
-    if (other < 2.0 * kGiB || other < 0.25 * total) continue;
+    if (other < 2.0 * kGiB || other < 0.25 * total) {
+      cuda_oom_free_exceeds_request(r, a, i);
+      continue;
+    }
     SymptomAttrs attrs = attrs_for(
         a, "inferred.oom_memory_held_elsewhere",
         make_attrs(fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "

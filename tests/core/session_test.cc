@@ -550,6 +550,15 @@ TEST(Session, OomWithMemoryHeldElsewhereIsProbable) {
   EXPECT_EQ(shared["quality"]["level"], "probable") << shared.dump();
   EXPECT_EQ(shared["root_cause"]["symptom"], "inferred.oom_memory_held_elsewhere") << shared.dump();
   EXPECT_NE(shared.dump().find("is held outside it"), std::string::npos) << shared.dump();
+  // The report says far more was free than was asked for: the figures do not show what filled the GPU.
+  json odd = verdict("2026-05-01T10:30:00Z torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. "
+                     "GPU 2 has a total capacity of 24.00 GiB of which 22.54 GiB is free.\n");
+  EXPECT_EQ(odd["outcome"], "application.cuda_oom") << odd.dump();
+  EXPECT_EQ(odd["quality"]["level"], "probable") << odd.dump();
+  EXPECT_EQ(odd["root_cause"]["symptom"], "inferred.oom_free_exceeds_request") << odd.dump();
+  json tight = verdict("2026-05-01T10:30:00Z torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. "
+                       "GPU 2 has a total capacity of 24.00 GiB of which 412.00 MiB is free.\n");
+  EXPECT_EQ(tight["quality"]["level"], "definitive") << tight.dump();
 }
 
 TEST(Session, FloodOf16kRanksStaysCompact) {
