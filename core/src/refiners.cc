@@ -395,66 +395,67 @@ double size_in_bytes(const std::string& s) {
   return u == kUnits.end() ? -1 : v * u->second;
 }
 
-// A CUDA OOM whose own figures leave much of the GPU unaccounted for: total capacity minus what is free
-// minus what this process holds (PyTorch's reserved memory, or since 2.0 everything the process has) is
-// memory held outside it — a co-tenant on a shared or time-sliced GPU, a leftover of an earlier job,
-// another rank of the job on the same GPU. The outcome stays the OOM's; the verdict is probable, not
-// definitive, because the workload's own appetite is not what the figures show. At least a quarter of
-// the GPU and 2 GiB, so the process's own context and small buffers do not count.
-//
-// Also an OOM whose own report says more was free than it asked for (at least twice the request and a
-// GiB): the figures were read after memory was released, or the failing allocator was not the one the
-// figures describe. The outcome stays the OOM's, probable: the report does not show what filled the GPU.
-void cuda_oom_free_exceeds_request(const Refiner& r, Analysis& a, size_t i) {
+// Replaces CUDA OOM item i by an indirect synthetic `id` of the same outcome that says why the OOM's own
+// figures do not show the workload's appetite: the verdict stays the OOM, probable rather than definitive.
+void demote_oom(const Refiner& r, Analysis& a, size_t i, const std::string& id, std::string label) {
   const Item& it = a.items[i];
-  const double tried = size_in_bytes(it.field("tried"));
-  const double free_bytes = size_in_bytes(it.field("free"));
-  if (tried <= 0 || free_bytes < 2.0 * tried || free_bytes < kGiB) return;
-  SymptomAttrs attrs = attrs_for(
-      a, "inferred.oom_free_exceeds_request",
-      make_attrs(fmt::format("CUDA out of memory on GPU {}: it tried to allocate {} while its own report says {} "
-                             "was free: the figures were read after memory was released, or another allocator "
-                             "refused the request; what filled the GPU is not shown",
-                             it.field("gpu").empty() ? "?" : it.field("gpu"), it.field("tried"), it.field("free")),
-                 it.attrs->domain, it.attrs->outcome, it.attrs->priority));
+  SymptomAttrs attrs =
+      attrs_for(a, id, make_attrs(std::move(label), it.attrs->domain, it.attrs->outcome, it.attrs->priority));
   attrs.indirect = true;
-  int s = a.add_synthetic({"inferred.oom_free_exceeds_request", it.key.node, it.key.rank, it.key.gpu}, attrs,
-                          combine(a, {static_cast<int>(i)}), true);
+  int s = a.add_synthetic({id, it.key.node, it.key.rank, it.key.gpu}, attrs, combine(a, {static_cast<int>(i)}), true);
   a.explain(static_cast<int>(i), s, r.id);
 }
 
+std::string oom_gpu(const Item& it) { return it.field("gpu").empty() ? "?" : it.field("gpu"); }
+
+// A CUDA OOM whose own figures leave much of the GPU unaccounted for: total capacity minus what is free
+// minus what this process holds (PyTorch's reserved memory, or since 2.0 everything the process has) is
+// memory held outside it — a co-tenant on a shared or time-sliced GPU, a leftover of an earlier job,
+// another rank of the job on the same GPU. At least a quarter of the GPU and 2 GiB, so the process's own
+// context and small buffers do not count. Returns whether the OOM was demoted.
+bool oom_memory_held_elsewhere(const Refiner& r, Analysis& a, size_t i) {
+  const Item& it = a.items[i];
+  const std::string held_text = it.field("held").empty() ? it.field("reserved") : it.field("held");
+  const double total = size_in_bytes(it.field("total"));
+  const double free_bytes = size_in_bytes(it.field("free"));
+  const double held = size_in_bytes(held_text);
+  if (total <= 0 || free_bytes < 0 || held < 0) return false;
+  const double other = total - free_bytes - held;
+  if (other < 2.0 * kGiB || other < 0.25 * total) return false;
+  demote_oom(r, a, i, "inferred.oom_memory_held_elsewhere",
+             fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "
+                         "{}, so {:.1f} GiB is held outside it: another process on the GPU (a co-tenant of a "
+                         "shared or time-sliced GPU, a leftover of an earlier job, another rank of this job "
+                         "placed on the same GPU) or, in PyTorch before 2.0, this process's memory outside "
+                         "PyTorch's allocator",
+                         oom_gpu(it), it.field("total"), it.field("free"), held_text, other / kGiB));
+  return true;
+}
+
+// A CUDA OOM whose own report says more was free than it asked for (at least twice the request and a GiB):
+// the figures were read after memory was released, or the failing allocator was not the one the figures
+// describe; what filled the GPU is not shown. Returns whether the OOM was demoted.
+bool oom_free_exceeds_request(const Refiner& r, Analysis& a, size_t i) {
+  const Item& it = a.items[i];
+  const double tried = size_in_bytes(it.field("tried"));
+  const double free_bytes = size_in_bytes(it.field("free"));
+  if (tried <= 0 || free_bytes < 2.0 * tried || free_bytes < kGiB) return false;
+  demote_oom(r, a, i, "inferred.oom_free_exceeds_request",
+             fmt::format("CUDA out of memory on GPU {}: it tried to allocate {} while its own report says {} "
+                         "was free: the figures were read after memory was released, or another allocator "
+                         "refused the request; what filled the GPU is not shown",
+                         oom_gpu(it), it.field("tried"), it.field("free")));
+  return true;
+}
+
+// An OOM whose own figures do not show the workload's appetite stays an OOM but is probable, not
+// definitive: memory held outside the process, or more free than was asked for.
 void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
   const size_t n = a.items.size();
   for (size_t i = 0; i < n; ++i) {
     const Item& it = a.items[i];
     if (!it.active() || it.key.id != "cuda.oom") continue;
-    const std::string held_text = it.field("held").empty() ? it.field("reserved") : it.field("held");
-    const double total = size_in_bytes(it.field("total"));
-    const double free_bytes = size_in_bytes(it.field("free"));
-    const double held = size_in_bytes(held_text);
-    if (total <= 0 || free_bytes < 0 || held < 0) {
-      cuda_oom_free_exceeds_request(r, a, i);
-      continue;
-    }
-    const double other = total - free_bytes - held;
-    if (other < 2.0 * kGiB || other < 0.25 * total) {
-      cuda_oom_free_exceeds_request(r, a, i);
-      continue;
-    }
-    SymptomAttrs attrs = attrs_for(
-        a, "inferred.oom_memory_held_elsewhere",
-        make_attrs(fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "
-                               "{}, so {:.1f} GiB is held outside it: another process on the GPU (a co-tenant of a "
-                               "shared or time-sliced GPU, a leftover of an earlier job, another rank of this job "
-                               "placed on the same GPU) or, in PyTorch before 2.0, this process's memory outside "
-                               "PyTorch's allocator",
-                               it.field("gpu").empty() ? "?" : it.field("gpu"), it.field("total"), it.field("free"),
-                               held_text, other / kGiB),
-                   it.attrs->domain, it.attrs->outcome, it.attrs->priority));
-    attrs.indirect = true;
-    int s = a.add_synthetic({"inferred.oom_memory_held_elsewhere", it.key.node, it.key.rank, it.key.gpu}, attrs,
-                            combine(a, {static_cast<int>(i)}), true);
-    a.explain(static_cast<int>(i), s, r.id);
+    if (!oom_memory_held_elsewhere(r, a, i)) oom_free_exceeds_request(r, a, i);
   }
 }
 
