@@ -432,6 +432,28 @@ bool oom_memory_held_elsewhere(const Refiner& r, Analysis& a, size_t i) {
   return true;
 }
 
+// A CUDA OOM whose report names one process's memory but not this process's (PyTorch lists every process on the
+// GPU, "Process %d has %s memory in use", and itself as "this process has"; inside a container NVML's host PID is
+// not the process's own, so the one named may be this process) and leaves at least 2 GiB and a tenth of the GPU in
+// use by no process it names: at least two processes shared the GPU, and the report does not say which one is
+// this. Returns whether the OOM was demoted.
+bool oom_held_by_named_process(const Refiner& r, Analysis& a, size_t i) {
+  const Item& it = a.items[i];
+  if (!it.field("held").empty() || !it.field("reserved").empty()) return false;
+  const double total = size_in_bytes(it.field("total"));
+  const double free_bytes = size_in_bytes(it.field("free"));
+  const double named = size_in_bytes(it.field("other_held"));
+  if (total <= 0 || free_bytes < 0 || named < 0) return false;
+  const double rest = total - free_bytes - named;
+  if (rest < 2.0 * kGiB || rest < 0.1 * total) return false;
+  demote_oom(r, a, i, "inferred.oom_held_by_named_process",
+             fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free, one process named in the report "
+                         "holds {} and {:.1f} GiB is held by processes it does not name, nor does it name this one: "
+                         "the GPU was shared by at least two processes, and whose appetite filled it is not shown",
+                         oom_gpu(it), it.field("total"), it.field("free"), it.field("other_held"), rest / kGiB));
+  return true;
+}
+
 // A CUDA OOM whose own report says more was free than it asked for (at least twice the request and a GiB):
 // the figures were read after memory was released, or the failing allocator was not the one the figures
 // describe; what filled the GPU is not shown. Returns whether the OOM was demoted.
@@ -455,7 +477,9 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
   for (size_t i = 0; i < n; ++i) {
     const Item& it = a.items[i];
     if (!it.active() || it.key.id != "cuda.oom") continue;
-    if (!oom_memory_held_elsewhere(r, a, i)) oom_free_exceeds_request(r, a, i);
+    if (oom_memory_held_elsewhere(r, a, i)) continue;
+    if (oom_held_by_named_process(r, a, i)) continue;
+    oom_free_exceeds_request(r, a, i);
   }
 }
 

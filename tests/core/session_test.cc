@@ -559,6 +559,24 @@ TEST(Session, OomWithMemoryHeldElsewhereIsProbable) {
   json tight = verdict("2026-05-01T10:30:00Z torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. "
                        "GPU 2 has a total capacity of 24.00 GiB of which 412.00 MiB is free.\n");
   EXPECT_EQ(tight["quality"]["level"], "definitive") << tight.dump();
+  // The report names one process and not this one, and 4 GiB is held by processes it does not name: shared.
+  json named = verdict("2026-05-01T10:30:00Z torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 260.00 MiB. "
+                       "GPU 0 has a total capacity of 23.64 GiB of which 77.12 MiB is free. Process 250179 has 19.19 "
+                       "GiB memory in use.\n");
+  EXPECT_EQ(named["outcome"], "application.cuda_oom") << named.dump();
+  EXPECT_EQ(named["quality"]["level"], "probable") << named.dump();
+  EXPECT_EQ(named["root_cause"]["symptom"], "inferred.oom_held_by_named_process") << named.dump();
+  // One process named holding all the GPU's used memory (this process under its host PID in a container, alone
+  // on the GPU): definitive.
+  json alone_named = verdict("2026-05-01T10:30:00Z torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                             "1.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 98.00 MiB is free. Process "
+                             "387746 has 78.89 GiB memory in use.\n");
+  EXPECT_EQ(alone_named["quality"]["level"], "definitive") << alone_named.dump();
+  // Listed, but this process is named too: the held-elsewhere arithmetic decides (here: it holds the GPU).
+  json self = verdict("2026-05-01T10:30:00Z torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 260.00 MiB. "
+                      "GPU 0 has a total capacity of 23.64 GiB of which 77.12 MiB is free. Process 4242 has 300.00 MiB "
+                      "memory in use. Including non-PyTorch memory, this process has 23.20 GiB memory in use.\n");
+  EXPECT_EQ(self["quality"]["level"], "definitive") << self.dump();
 }
 
 TEST(Session, FloodOf16kRanksStaysCompact) {
