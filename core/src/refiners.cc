@@ -408,6 +408,16 @@ void demote_oom(const Refiner& r, Analysis& a, size_t i, const std::string& id, 
 
 std::string oom_gpu(const Item& it) { return it.field("gpu").empty() ? "?" : it.field("gpu"); }
 
+// The GPU memory an OOM report leaves to no one it names: its total capacity minus what is free minus what the
+// report attributes (known_text, a size such as "520.00 MiB"). Negative when a figure is missing or not a size.
+double unattributed_bytes(const Item& it, const std::string& known_text) {
+  const double total = size_in_bytes(it.field("total"));
+  const double free_bytes = size_in_bytes(it.field("free"));
+  const double known = size_in_bytes(known_text);
+  if (total <= 0 || free_bytes < 0 || known < 0) return -1;
+  return total - free_bytes - known;
+}
+
 // A CUDA OOM whose own figures leave much of the GPU unaccounted for: total capacity minus what is free
 // minus what this process holds (PyTorch's reserved memory, or since 2.0 everything the process has) is
 // memory held outside it — a co-tenant on a shared or time-sliced GPU, a leftover of an earlier job,
@@ -416,12 +426,8 @@ std::string oom_gpu(const Item& it) { return it.field("gpu").empty() ? "?" : it.
 bool oom_memory_held_elsewhere(const Refiner& r, Analysis& a, size_t i) {
   const Item& it = a.items[i];
   const std::string held_text = it.field("held").empty() ? it.field("reserved") : it.field("held");
-  const double total = size_in_bytes(it.field("total"));
-  const double free_bytes = size_in_bytes(it.field("free"));
-  const double held = size_in_bytes(held_text);
-  if (total <= 0 || free_bytes < 0 || held < 0) return false;
-  const double other = total - free_bytes - held;
-  if (other < 2.0 * kGiB || other < 0.25 * total) return false;
+  const double other = unattributed_bytes(it, held_text);
+  if (other < 2.0 * kGiB || other < 0.25 * size_in_bytes(it.field("total"))) return false;
   demote_oom(r, a, i, "inferred.oom_memory_held_elsewhere",
              fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free and this process holds "
                          "{}, so {:.1f} GiB is held outside it: another process on the GPU (a co-tenant of a "
@@ -440,12 +446,8 @@ bool oom_memory_held_elsewhere(const Refiner& r, Analysis& a, size_t i) {
 bool oom_held_by_named_process(const Refiner& r, Analysis& a, size_t i) {
   const Item& it = a.items[i];
   if (!it.field("held").empty() || !it.field("reserved").empty()) return false;
-  const double total = size_in_bytes(it.field("total"));
-  const double free_bytes = size_in_bytes(it.field("free"));
-  const double named = size_in_bytes(it.field("other_held"));
-  if (total <= 0 || free_bytes < 0 || named < 0) return false;
-  const double rest = total - free_bytes - named;
-  if (rest < 2.0 * kGiB || rest < 0.1 * total) return false;
+  const double rest = unattributed_bytes(it, it.field("other_held"));
+  if (rest < 2.0 * kGiB || rest < 0.1 * size_in_bytes(it.field("total"))) return false;
   demote_oom(r, a, i, "inferred.oom_held_by_named_process",
              fmt::format("CUDA out of memory on GPU {}: of its {} total, {} is free, one process named in the report "
                          "holds {} and {:.1f} GiB is held by processes it does not name, nor does it name this one: "
