@@ -718,7 +718,8 @@ void version_outlier(const Refiner& /*r*/, Analysis& a) {
 // started other processes than the world the program expects — run without srun, or Slurm's task
 // count not matching nodes x devices. A restart announces every rank again, so only missing ranks
 // count; a job the scheduler recorded as COMPLETED is left alone. Indirect: a bundle holding the logs
-// of only some nodes also misses ranks.
+// of only some nodes also misses ranks. One rank other than 0 announcing once is an excerpt of one rank's
+// output, not a census: every world that started has a rank 0.
 void rank_census(const Refiner& /*r*/, Analysis& a) {
   if (recorded_completed(a)) return;
   std::map<int, std::map<int, std::vector<int>>> items_of_world;  // world -> rank -> items
@@ -733,6 +734,9 @@ void rank_census(const Refiner& /*r*/, Analysis& a) {
   }
   for (const auto& [world, ranks] : items_of_world) {
     if (static_cast<int>(ranks.size()) >= world) continue;
+    if (ranks.size() == 1 && ranks.begin()->first != 0 && ranks.begin()->second.size() == 1 &&
+        a.items[ranks.begin()->second.front()].rec->count == 1)
+      continue;
     std::vector<int> idx;
     std::vector<int> twice;
     for (const auto& [rank, items] : ranks) {
