@@ -141,7 +141,7 @@ TEST(Session, HungTaskWithGpuDriverStackIsTheDriver) {
 }
 
 // Ranks that never announce themselves while others do are a launch that does not match the world; a
-// restart (every rank announced again) and a completed job are not.
+// restart (every rank announced again), a completed job and one other rank's lone announcement are not.
 TEST(Session, RankCensusNamesRanksThatNeverStarted) {
   auto rules = testing::load_catalogue();
   auto verdict = [&](const std::string& text, const char* state) {
@@ -166,6 +166,13 @@ TEST(Session, RankCensusNamesRanksThatNeverStarted) {
 
   json completed = verdict(half, "COMPLETED");
   EXPECT_NE(completed["root_cause"]["symptom"], "launcher.rank_census_mismatch") << completed.dump();
+
+  // One rank other than 0 announcing once is an excerpt of one rank's output, not a census; rank 0 alone
+  // (the other ranks never started) still is.
+  json excerpt = verdict("Initializing distributed: GLOBAL_RANK: 5, MEMBER: 6/8\n", "FAILED");
+  EXPECT_NE(excerpt["root_cause"]["symptom"], "launcher.rank_census_mismatch") << excerpt.dump();
+  json rank0_alone = verdict("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8\n", "FAILED");
+  EXPECT_EQ(rank0_alone["root_cause"]["symptom"], "launcher.rank_census_mismatch") << rank0_alone.dump();
 }
 
 // One node loading another NCCL build than the rest of the job is the suspect; a tie names no one,
