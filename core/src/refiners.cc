@@ -734,9 +734,6 @@ void rank_census(const Refiner& /*r*/, Analysis& a) {
   }
   for (const auto& [world, ranks] : items_of_world) {
     if (static_cast<int>(ranks.size()) >= world) continue;
-    if (ranks.size() == 1 && ranks.begin()->first != 0 && ranks.begin()->second.size() == 1 &&
-        a.items[ranks.begin()->second.front()].rec->count == 1)
-      continue;
     std::vector<int> idx;
     std::vector<int> twice;
     for (const auto& [rank, items] : ranks) {
@@ -747,6 +744,7 @@ void rank_census(const Refiner& /*r*/, Analysis& a) {
       }
       if (n > 1) twice.push_back(rank);
     }
+    if (ranks.size() == 1 && ranks.begin()->first != 0 && twice.empty()) continue;  // one excerpt, not a census
     std::vector<int> missing;
     for (int rank = 0; rank < world && missing.size() <= 8; ++rank)
       if (!ranks.count(rank)) missing.push_back(rank);
