@@ -1500,6 +1500,56 @@ bool compile_extractor(ExtractorRecord& rec, detail::PcreMatcher& matcher, LoadR
 
 namespace {
 
+// A label field no extractor of the symptom can fill: the verdict would print "?" where the label
+// promises a value (render_label). Checked on each positive fixture the pattern matches: its
+// captures render the symptom id, which picks the label (exact entry, else glob) as a run would;
+// fields the pattern or its context rows define, kept by `fields:`, may fill the label (an optional
+// group that did not match is empty, not missing). Catalogue symptoms, whose labels come from their
+// entries, and extractors with a field hook (which may add fields) are not checked.
+void warn_unfilled_label_fields(const RuleSet& rs, LoadResult& result) {
+  for (const Extractor& x : rs.extractors) {
+    if (x.catalog || !x.re || rs.field_hooks.count(x.id)) continue;
+    std::set<std::string> defined(x.group_names.begin(), x.group_names.end());
+    if (x.context) {
+      for (const auto& row : x.context->rows) defined.insert(row.group_names.begin(), row.group_names.end());
+    }
+    defined.erase("");
+    if (!x.fields.empty()) defined = std::set<std::string>(x.fields.begin(), x.fields.end());
+    std::set<std::string> reported;
+    for (const Fixture& f : x.fixtures) {
+      if (f.expect_none) continue;
+      std::string_view line = fixture_line(f.input);
+      int groups = x.re->NumberOfCapturingGroups();
+      std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
+      if (!x.re->Match(line, 0, line.size(), RE2::UNANCHORED, sub.data(), groups + 1)) continue;
+      std::map<std::string, std::string> captured;
+      for (int i = 1; i <= groups; ++i) {
+        if (!x.group_names[i].empty()) captured[x.group_names[i]] = std::string(sub[i].data(), sub[i].size());
+      }
+      std::string id;
+      if (!x.symptom.render(
+              [&](const std::string& k) -> const std::string* {
+                auto it = captured.find(k);
+                return it == captured.end() ? nullptr : &it->second;
+              },
+              id))
+        continue;
+      const std::string label = rs.attributes(id, {}).label;
+      for (size_t open = label.find('{'); open != std::string::npos; open = label.find('{', open + 1)) {
+        size_t close = label.find('}', open);
+        if (close == std::string::npos) break;
+        std::string field = label.substr(open + 1, close - open - 1);
+        if (defined.count(field) || !reported.insert(field).second) continue;
+        result.warnings.push_back(
+            {x.pos.file, x.pos.line, x.pos.column,
+             fmt::format("extractor '{}': the label of symptom '{}' uses {{{}}}, which the pattern never captures "
+                         "(the verdict would show '?')",
+                         x.id, id, field)});
+      }
+    }
+  }
+}
+
 // Messages of every step in file order, then line and column (the steps find them in their own
 // order); messages without a file last.
 void sort_messages(const std::vector<RuleText>& files, std::vector<LoadMessage>& messages) {
@@ -1568,6 +1618,8 @@ LoadResult compile_rules(RuleRecords&& records, std::string_view compiled_cache)
     }
     info.fixtures += e.fixtures.size();
   }
+  warn_unfilled_label_fields(*rs, result);
+  sort_messages(r.files, result.warnings);
   result.rules = std::move(rs);
   return result;
 }

@@ -166,6 +166,43 @@ extractors:
   EXPECT_NE(e.message.find("bad pattern"), std::string::npos) << e.message;
 }
 
+// A label field the pattern never captures would print "?" in every verdict: load warns, naming the
+// extractor's position, the symptom and the field. An optional group that did not match is empty,
+// not missing, and a templated symptom id is looked up as a run looks it up (here the glob).
+TEST(RuleLoader, WarnsOnLabelFieldThePatternNeverCaptures) {
+  LoadResult r = load_rules({{"site.yaml", R"y(version: 1
+symptoms:
+  - {id: "site.fault", label: "fault on {dev}: {why}", domain: node, outcome: node.hardware, role: cause, priority: 50}
+  - {id: "site.evicted.*", label: "evicted ({resource}{condition})", domain: scheduler, outcome: scheduler.evicted, role: cause, priority: 50}
+extractors:
+  - id: fault-without-why
+    description: d
+    pattern: 'fault on (?P<dev>\w+)'
+    symptom: site.fault
+    fixtures: [{line: "fault on sda", expect: {symptom: site.fault, dev: sda}}]
+  - id: fault-with-optional-why
+    description: d
+    pattern: 'failure on (?P<dev>\w+)(?:: (?P<why>\w+))?'
+    symptom: site.fault
+    fixtures: [{line: "failure on sda", expect: {symptom: site.fault, dev: sda}}]
+  - id: evicted-resource
+    description: d
+    pattern: 'low on resource: (?P<resource>\w+)'
+    symptom: site.evicted.{resource}
+    fixtures: [{line: "low on resource: pids", expect: {symptom: site.evicted.pids}}]
+)y"}});
+  ASSERT_TRUE(r.ok());
+  std::vector<std::string> messages;
+  for (const auto& w : r.warnings) messages.push_back(w.message);
+  ASSERT_EQ(r.warnings.size(), 2u) << ::testing::PrintToString(messages);
+  EXPECT_EQ(r.warnings[0].file, "site.yaml");
+  EXPECT_EQ(r.warnings[0].line, 6);
+  EXPECT_NE(r.warnings[0].message.find("'fault-without-why'"), std::string::npos) << r.warnings[0].message;
+  EXPECT_NE(r.warnings[0].message.find("{why}"), std::string::npos) << r.warnings[0].message;
+  EXPECT_NE(r.warnings[1].message.find("'site.evicted.pids' uses {condition}"), std::string::npos)
+      << r.warnings[1].message;
+}
+
 TEST(RuleLoader, UnknownKeyNamed) {
   LoadMessage e = first_error("version: 1\nextractors:\n  - id: x\n    patern: 'a'\n");
   EXPECT_EQ(e.line, 4);
