@@ -108,7 +108,9 @@ std::map<std::string, std::string> hook_input(const Fields& fields, const Sympto
 // Applies the quality caps and rule failures to the decided outcome (after POST_OUTCOME).
 void apply_rule_outcomes(const Analysis& analysis, Outcome& outcome);
 
-// Renders a label template ("Xid {xid} on {pci}") with the record's fields.
+// Renders a label template ("Xid {xid} on {pci}") with the record's fields. A field the record lacks
+// (an optional group that did not match) renders empty: labels join alternatives as "{resource}{condition}".
+// A field no pattern of the symptom can capture is a load warning (rules lint), not a run-time "?".
 std::string render_label(const std::string& label, const Fields& fields);
 
 struct Outcome {

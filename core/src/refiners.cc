@@ -1186,7 +1186,7 @@ std::string render_label(const std::string& label, const Fields& fields) {
       size_t close = label.find('}', i);
       if (close != std::string::npos) {
         auto it = fields.find(label.substr(i + 1, close - i - 1));
-        out += it == fields.end() ? "?" : it->second;
+        if (it != fields.end()) out += it->second;
         i = close + 1;
         continue;
       }

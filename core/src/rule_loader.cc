@@ -1500,8 +1500,8 @@ bool compile_extractor(ExtractorRecord& rec, detail::PcreMatcher& matcher, LoadR
 
 namespace {
 
-// A label field no extractor of the symptom can fill: the verdict would print "?" where the label
-// promises a value (render_label). Checked on each positive fixture the pattern matches: its
+// A label field no extractor of the symptom can fill: the verdict would print nothing where the label
+// promises a value (render_label renders a missing field empty). Checked on each positive fixture the pattern matches: its
 // captures render the symptom id, which picks the label (exact entry, else glob) as a run would;
 // fields the pattern or its context rows define, kept by `fields:`, may fill the label (an optional
 // group that did not match is empty, not missing). Catalogue symptoms, whose labels come from their
@@ -1543,7 +1543,7 @@ void warn_unfilled_label_fields(const RuleSet& rs, LoadResult& result) {
         result.warnings.push_back(
             {x.pos.file, x.pos.line, x.pos.column,
              fmt::format("extractor '{}': the label of symptom '{}' uses {{{}}}, which the pattern never captures "
-                         "(the verdict would show '?')",
+                         "(the verdict would show nothing there)",
                          x.id, id, field)});
       }
     }

@@ -5,6 +5,7 @@
 
 #include "attribution/engine.h"
 #include "attribution/rules.h"
+#include "analysis.h"
 #include "rule_set.h"
 #include "test_rules.h"
 
@@ -166,7 +167,7 @@ extractors:
   EXPECT_NE(e.message.find("bad pattern"), std::string::npos) << e.message;
 }
 
-// A label field the pattern never captures would print "?" in every verdict: load warns, naming the
+// A label field the pattern never captures would print nothing in every verdict: load warns, naming the
 // extractor's position, the symptom and the field. An optional group that did not match is empty,
 // not missing, and a templated symptom id is looked up as a run looks it up (here the glob).
 TEST(RuleLoader, WarnsOnLabelFieldThePatternNeverCaptures) {
@@ -201,6 +202,13 @@ extractors:
   EXPECT_NE(r.warnings[0].message.find("{why}"), std::string::npos) << r.warnings[0].message;
   EXPECT_NE(r.warnings[1].message.find("'site.evicted.pids' uses {condition}"), std::string::npos)
       << r.warnings[1].message;
+}
+
+// Labels join alternative captures ("{resource}{condition}"); the one that did not match renders empty.
+TEST(RuleLoader, LabelRendersAMissingFieldEmpty) {
+  EXPECT_EQ(render_label("evicted ({resource}{condition})", Fields{{"resource", "memory"}}), "evicted (memory)");
+  EXPECT_EQ(render_label("Xid {xid} on {pci}", Fields{{"xid", "79"}, {"pci", "0000:3b:00"}}), "Xid 79 on 0000:3b:00");
+  EXPECT_EQ(render_label("no fields {here", Fields{}), "no fields {here");
 }
 
 TEST(RuleLoader, UnknownKeyNamed) {
