@@ -24,6 +24,8 @@
 namespace attribution::blueprint {
 namespace {
 
+constexpr TimeNs kNanosPerSecond = 1000000000;
+
 using Clock = std::chrono::steady_clock;
 
 std::string attempt_key(const ExecutionContext& c) { return fmt::format("{}#{}", c.id, c.attempt); }
@@ -289,7 +291,11 @@ int run_watch_loop(Pipeline& pipeline, const WatchSettings& settings,
     TimeNs now = adapter.now();
     if (!value || !decode_cursor(*value, cursor)) {
       if (value) err << "warning: cursor " << cursor_name << " unreadable, restarting from now\n";
+      // Whole seconds: schedulers report end times in seconds, so a job that ends in the same second
+      // the cursor is set, after it, would otherwise read as older than the floor and never be taken.
+      // The cost is the other side of that second: a job that ended in it just before may be taken.
       cursor.end = now - settings.since_ns;
+      cursor.end -= ((cursor.end % kNanosPerSecond) + kNanosPerSecond) % kNanosPerSecond;
       cursor.floor = cursor.end;
       cursor.done.clear();
       if (!cursors->set_cursor(cursor_name, encode_cursor(cursor), error)) {
