@@ -279,9 +279,16 @@ Outcome decide(Analysis& a) {
   if (record_success && contradiction < 0) {
     o.outcome = "none.succeeded";
     o.domain = "none";
-    o.quality = "definitive";
-    o.reasons.push_back(fmt::format("the scheduler reports {} with exit code {}", state,
-                                    a.context.exit_code.empty() ? "0" : a.context.exit_code));
+    // A record of success is complete with its exit code (sacct's ExitCode, a container's exitCode):
+    // a state alone, as a wrapper or a hand-written bundle reports it, is one leading reading, not a
+    // direct one.
+    o.quality = a.context.exit_code.empty() ? "probable" : "definitive";
+    if (a.context.exit_code.empty())
+      o.reasons.push_back(fmt::format("the scheduler reports {}, with no exit code: success is the leading "
+                                      "reading, not a direct one",
+                                      state));
+    else
+      o.reasons.push_back(fmt::format("the scheduler reports {} with exit code {}", state, a.context.exit_code));
     if (!causes.empty())
       o.reasons.push_back(fmt::format("{} symptom(s) were seen but did not stop the job", causes.size()));
     return o;

@@ -375,6 +375,14 @@ TEST(Session, SuccessAndSchedulerState) {
   Verdict v = run(Cascade{}, ok);
   EXPECT_EQ(v.outcome, "none.succeeded");
   EXPECT_EQ(v.quality, "definitive");
+  // The same state without an exit code is an incomplete record: success leads, at probable.
+  ExecutionContext bare = job();
+  bare.state = "COMPLETED";
+  bare.exit_code.clear();
+  v = run(Cascade{}, bare);
+  EXPECT_EQ(v.outcome, "none.succeeded");
+  EXPECT_EQ(v.quality, "probable");
+  EXPECT_NE(v.json.find("with no exit code"), std::string::npos) << v.json;
   ExecutionContext timeout = job();
   timeout.state = "TIMEOUT";
   v = run(Cascade{}, timeout);
