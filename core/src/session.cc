@@ -282,13 +282,15 @@ Outcome decide(Analysis& a) {
     // A record of success is complete with its exit code (sacct's ExitCode, a container's exitCode):
     // a state alone, as a wrapper or a hand-written bundle reports it, is one leading reading, not a
     // direct one.
-    o.quality = a.context.exit_code.empty() ? "probable" : "definitive";
-    if (a.context.exit_code.empty())
+    if (a.context.exit_code.empty()) {
+      o.quality = "probable";
       o.reasons.push_back(fmt::format("the scheduler reports {}, with no exit code: success is the leading "
                                       "reading, not a direct one",
                                       state));
-    else
+    } else {
+      o.quality = "definitive";
       o.reasons.push_back(fmt::format("the scheduler reports {} with exit code {}", state, a.context.exit_code));
+    }
     if (!causes.empty())
       o.reasons.push_back(fmt::format("{} symptom(s) were seen but did not stop the job", causes.size()));
     return o;
