@@ -485,6 +485,69 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
   }
 }
 
+// An operation name without the API variant that issued it ("_ALLGATHER_BASE" and "ALLGATHER" are both
+// all-gathers, "_REDUCE_SCATTER_BASE" a reduce-scatter).
+std::string collective_kind(std::string op) {
+  if (!op.empty() && op.front() == '_') op.erase(0, 1);
+  for (std::string_view suffix : {std::string_view("_BASE"), std::string_view("_COALESCED")}) {
+    if (op.size() > suffix.size() && op.compare(op.size() - suffix.size(), suffix.size(), suffix) == 0)
+      op.erase(op.size() - suffix.size());
+  }
+  return op;
+}
+
+// Two ranks that timed out on the same collective of one process group (same SeqNum, same group when the
+// lines name it) in different operations, or in an all-reduce/broadcast/reduce of different sizes, were not
+// running the same code: a rank-dependent branch (evaluation, logging or checkpointing on some ranks, an
+// uneven last batch, a conditional gather) put their collectives out of step, and each waits for a partner
+// that is calling something else. Which rank strayed the lines do not say. Returns whether it was found.
+bool collective_divergence(const Refiner& r, Analysis& a, const std::vector<int>& timeouts) {
+  struct Seen {
+    int rank;
+    std::string op, numel;
+  };
+  std::map<std::pair<std::string, int64_t>, Seen> first;  // (group, SeqNum) -> the first rank seen there
+  for (int i : timeouts) {
+    const Item& it = a.items[i];
+    if (it.key.id != "nccl.watchdog_timeout" || it.key.rank == kNoRank) continue;
+    const int64_t seq = to_int(it.field("seq"));
+    const std::string& op = it.field("op");
+    if (seq < 0 || op.empty()) continue;
+    auto [p, inserted] = first.emplace(std::make_pair(it.field("pg"), seq), Seen{it.key.rank, op, it.field("numel_in")});
+    const Seen& s = p->second;
+    if (inserted || s.rank == it.key.rank) continue;
+    const std::string kind = collective_kind(op);
+    const bool op_differs = collective_kind(s.op) != kind;
+    const bool sized = kind == "ALLREDUCE" || kind == "BROADCAST" || kind == "REDUCE";
+    const std::string& numel = it.field("numel_in");
+    const bool size_differs = !op_differs && sized && !s.numel.empty() && !numel.empty() && s.numel != numel;
+    if (!op_differs && !size_differs) continue;
+    const std::string label =
+        op_differs
+            ? fmt::format("ranks {} and {} timed out on the same collective of their group (SeqNum {}) in different "
+                          "operations, {} and {}: their code paths diverged (a rank-dependent branch such as "
+                          "evaluation, logging or checkpointing on some ranks, an uneven last batch), so their "
+                          "collectives no longer pair up",
+                          s.rank, it.key.rank, seq, s.op, op)
+            : fmt::format("ranks {} and {} timed out on the same {} of their group (SeqNum {}) with different sizes, "
+                          "{} and {} elements: the tensors differ across ranks (a rank-dependent shape or branch), so "
+                          "the collectives no longer pair up",
+                          s.rank, it.key.rank, s.op, seq, s.numel, numel);
+    SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
+                                   make_attrs(label, "application", "application.stuck_rank", 30));
+    attrs.label = label;
+    attrs.indirect = true;
+    SymptomRecord rec = combine(a, timeouts);
+    rec.fields["seq"] = std::to_string(seq);
+    int syn = a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, attrs, std::move(rec), true);
+    for (int k = 0; k < static_cast<int>(a.items.size()); ++k) {
+      if (k != syn && a.items[k].active() && a.items[k].attrs->role == "victim") a.explain(k, syn, r.id);
+    }
+    return true;
+  }
+  return false;
+}
+
 void seqnum_straggler(const Refiner& r, Analysis& a) {
   std::vector<int> timeouts;
   std::map<int, int64_t> max_seq;  // rank → highest SeqNum it timed out on
@@ -566,6 +629,7 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
     }
     if (suspects.size() == last_completed.size()) suspects.clear();  // all equal: no straggler
   }
+  if (suspects.empty() && collective_divergence(r, a, timeouts)) return;
   if (suspects.empty()) {
     // Every timed-out collective is a 1-element ALLREDUCE (a barrier in disguise) and nothing else
     // went wrong: some rank never joined it, busy in its own code. Which one, the logs cannot say.

@@ -247,6 +247,54 @@ TEST(Reasoning, LargeCollectiveTimeoutAloneIsInsufficient) {
   EXPECT_EQ(v["quality"]["level"], "insufficient");
 }
 
+std::string watchdog_line(int rank, const std::string& group, int seq, const std::string& op, const std::string& numel) {
+  return "[rank" + std::to_string(rank) + "]:[E814 13:15:55.540449524 ProcessGroupNCCL.cpp:607] [" + group + "Rank " +
+         std::to_string(rank) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         ", OpType=" + op + ", NumelIn=" + numel + ", NumelOut=" + numel + ", Timeout(ms)=600000) ran for 600036 "
+         "milliseconds before timing out.\n";
+}
+
+TEST(Reasoning, RanksTimedOutInDifferentOperationsAtOneSeqNumDiverged) {
+  std::vector<Input> in = {
+      {applog("train.log", kNoRank, "host-0"),
+       watchdog_line(0, "", 357826, "_ALLGATHER_BASE", "50823168") + watchdog_line(1, "", 357826, "ALLREDUCE", "1")},
+  };
+  json v = attribute(in, failed_job());
+  EXPECT_EQ(v["outcome"], "application.stuck_rank");
+  EXPECT_EQ(v["quality"]["level"], "probable");
+  EXPECT_TRUE(v["root_cause"]["rank"].is_null());  // which rank strayed, the lines do not say
+}
+
+TEST(Reasoning, RanksTimedOutInOneAllReduceOfDifferentSizesDiverged) {
+  std::vector<Input> in = {
+      {applog("train.log", kNoRank, "host-0"),
+       watchdog_line(0, "", 3437, "ALLREDUCE", "4311252") + watchdog_line(1, "", 3437, "ALLREDUCE", "1")},
+  };
+  json v = attribute(in, failed_job());
+  EXPECT_EQ(v["outcome"], "application.stuck_rank");
+}
+
+TEST(Reasoning, RanksTimedOutInTheSameCollectiveAreNotDivergent) {
+  std::vector<Input> in = {
+      {applog("train.log", kNoRank, "host-0"),
+       watchdog_line(0, "", 2521, "ALLREDUCE", "160672064") + watchdog_line(1, "", 2521, "ALLREDUCE", "160672064")},
+  };
+  json v = attribute(in, failed_job());
+  EXPECT_EQ(v["outcome"], "unknown.collective_hang");
+  EXPECT_EQ(v["quality"]["level"], "insufficient");
+}
+
+TEST(Reasoning, OneSeqNumInTwoProcessGroupsIsNotADivergence) {
+  // SeqNums count per process group: a data-parallel group's ALLREDUCE and a tensor-parallel group's ALLGATHER can
+  // share a number without being the same collective.
+  std::vector<Input> in = {
+      {applog("train.log", kNoRank, "host-0"),
+       watchdog_line(0, "PG 1 ", 77, "ALLREDUCE", "4096") + watchdog_line(1, "PG 2 ", 77, "_ALLGATHER_BASE", "8192")},
+  };
+  json v = attribute(in, failed_job());
+  EXPECT_NE(v["outcome"], "application.stuck_rank");
+}
+
 // 6. CUDA error semantics.
 TEST(Reasoning, DeterministicCudaErrorIsApplication) {
   std::vector<Input> in = {
