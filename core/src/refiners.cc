@@ -485,6 +485,23 @@ void cuda_oom_held_elsewhere(const Refiner& r, Analysis& a) {
   }
 }
 
+// The attributes of a synthesized application.stuck_rank (indirect: inferred from which ranks waited where),
+// with the label that says why.
+SymptomAttrs stuck_rank_attrs(const Analysis& a, const std::string& label) {
+  SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
+                                 make_attrs(label, "application", "application.stuck_rank", 30));
+  attrs.label = label;
+  attrs.indirect = true;
+  return attrs;
+}
+
+// Every active victim is explained by the synthesized cause s.
+void explain_victims(const Refiner& r, Analysis& a, int s) {
+  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
+    if (i != s && a.items[i].active() && a.items[i].attrs->role == "victim") a.explain(i, s, r.id);
+  }
+}
+
 // An operation name without the API variant that issued it ("_ALLGATHER_BASE" and "ALLGATHER" are both
 // all-gathers, "_REDUCE_SCATTER_BASE" a reduce-scatter).
 std::string collective_kind(std::string op) {
@@ -533,16 +550,10 @@ bool collective_divergence(const Refiner& r, Analysis& a, const std::vector<int>
                           "{} and {} elements: the tensors differ across ranks (a rank-dependent shape or branch), so "
                           "the collectives no longer pair up",
                           s.rank, it.key.rank, s.op, seq, s.numel, numel);
-    SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
-                                   make_attrs(label, "application", "application.stuck_rank", 30));
-    attrs.label = label;
-    attrs.indirect = true;
     SymptomRecord rec = combine(a, timeouts);
     rec.fields["seq"] = std::to_string(seq);
-    int syn = a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, attrs, std::move(rec), true);
-    for (int k = 0; k < static_cast<int>(a.items.size()); ++k) {
-      if (k != syn && a.items[k].active() && a.items[k].attrs->role == "victim") a.explain(k, syn, r.id);
-    }
+    explain_victims(r, a, a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, stuck_rank_attrs(a, label),
+                                          std::move(rec), true));
     return true;
   }
   return false;
@@ -651,14 +662,8 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
         "the collective that timed out is a 1-element {} (a barrier): a rank that did not report never joined it, "
         "busy in its own code (data loading, checkpoint saving, evaluation); the collected logs do not show which",
         a.items[timeouts.front()].field("op").empty() ? "collective" : a.items[timeouts.front()].field("op"));
-    SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
-                                   make_attrs(label, "application", "application.stuck_rank", 30));
-    attrs.label = label;
-    attrs.indirect = true;
-    int s = a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, attrs, combine(a, timeouts), true);
-    for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
-      if (i != s && a.items[i].active() && a.items[i].attrs->role == "victim") a.explain(i, s, r.id);
-    }
+    explain_victims(r, a, a.add_synthetic({"application.stuck_rank", "", kNoRank, ""}, stuck_rank_attrs(a, label),
+                                          combine(a, timeouts), true));
     return;
   }
   if (reached.size() + last_completed.size() == 0) return;
@@ -696,22 +701,14 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
   } else {
     label = fmt::format("{} has the lowest completed collective; the other ranks waited on it", who);
   }
-  SymptomAttrs attrs = attrs_for(a, "application.stuck_rank",
-                                 make_attrs(label, "application", "application.stuck_rank", 30));
-  attrs.label = label;
-  attrs.indirect = true;
   SymptomRecord rec = combine(a, timeouts);
   rec.count = suspects.size();
   rec.fields["rank"] = std::to_string(rank);
   if (top >= 0) rec.fields["seq"] = std::to_string(top);
   if (!op.empty()) rec.fields["op"] = op;
   if (!numel.empty()) rec.fields["numel_in"] = numel;
-  int s = a.add_synthetic({"application.stuck_rank", node_of(rank), rank, ""}, attrs, std::move(rec), true);
-  for (int i = 0; i < static_cast<int>(a.items.size()); ++i) {
-    Item& it = a.items[i];
-    if (i == s || !it.active() || it.attrs->role != "victim") continue;
-    a.explain(i, s, r.id);
-  }
+  explain_victims(r, a, a.add_synthetic({"application.stuck_rank", node_of(rank), rank, ""}, stuck_rank_attrs(a, label),
+                                        std::move(rec), true));
 }
 
 // The scheduler recorded the job as COMPLETED (its terminal state, else its state).

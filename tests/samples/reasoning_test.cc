@@ -254,32 +254,28 @@ std::string watchdog_line(int rank, const std::string& group, int seq, const std
          "milliseconds before timing out.\n";
 }
 
+// The verdict on one merged log in which two ranks report their watchdog timeouts.
+json two_ranks_timed_out(const std::string& rank0_line, const std::string& rank1_line) {
+  return attribute({{applog("train.log", kNoRank, "host-0"), rank0_line + rank1_line}}, failed_job());
+}
+
 TEST(Reasoning, RanksTimedOutInDifferentOperationsAtOneSeqNumDiverged) {
-  std::vector<Input> in = {
-      {applog("train.log", kNoRank, "host-0"),
-       watchdog_line(0, "", 357826, "_ALLGATHER_BASE", "50823168") + watchdog_line(1, "", 357826, "ALLREDUCE", "1")},
-  };
-  json v = attribute(in, failed_job());
+  json v = two_ranks_timed_out(watchdog_line(0, "", 357826, "_ALLGATHER_BASE", "50823168"),
+                               watchdog_line(1, "", 357826, "ALLREDUCE", "1"));
   EXPECT_EQ(v["outcome"], "application.stuck_rank");
   EXPECT_EQ(v["quality"]["level"], "probable");
   EXPECT_TRUE(v["root_cause"]["rank"].is_null());  // which rank strayed, the lines do not say
 }
 
 TEST(Reasoning, RanksTimedOutInOneAllReduceOfDifferentSizesDiverged) {
-  std::vector<Input> in = {
-      {applog("train.log", kNoRank, "host-0"),
-       watchdog_line(0, "", 3437, "ALLREDUCE", "4311252") + watchdog_line(1, "", 3437, "ALLREDUCE", "1")},
-  };
-  json v = attribute(in, failed_job());
+  json v = two_ranks_timed_out(watchdog_line(0, "", 3437, "ALLREDUCE", "4311252"),
+                               watchdog_line(1, "", 3437, "ALLREDUCE", "1"));
   EXPECT_EQ(v["outcome"], "application.stuck_rank");
 }
 
 TEST(Reasoning, RanksTimedOutInTheSameCollectiveAreNotDivergent) {
-  std::vector<Input> in = {
-      {applog("train.log", kNoRank, "host-0"),
-       watchdog_line(0, "", 2521, "ALLREDUCE", "160672064") + watchdog_line(1, "", 2521, "ALLREDUCE", "160672064")},
-  };
-  json v = attribute(in, failed_job());
+  json v = two_ranks_timed_out(watchdog_line(0, "", 2521, "ALLREDUCE", "160672064"),
+                               watchdog_line(1, "", 2521, "ALLREDUCE", "160672064"));
   EXPECT_EQ(v["outcome"], "unknown.collective_hang");
   EXPECT_EQ(v["quality"]["level"], "insufficient");
 }
@@ -287,11 +283,8 @@ TEST(Reasoning, RanksTimedOutInTheSameCollectiveAreNotDivergent) {
 TEST(Reasoning, OneSeqNumInTwoProcessGroupsIsNotADivergence) {
   // SeqNums count per process group: a data-parallel group's ALLREDUCE and a tensor-parallel group's ALLGATHER can
   // share a number without being the same collective.
-  std::vector<Input> in = {
-      {applog("train.log", kNoRank, "host-0"),
-       watchdog_line(0, "PG 1 ", 77, "ALLREDUCE", "4096") + watchdog_line(1, "PG 2 ", 77, "_ALLGATHER_BASE", "8192")},
-  };
-  json v = attribute(in, failed_job());
+  json v = two_ranks_timed_out(watchdog_line(0, "PG 1 ", 77, "ALLREDUCE", "4096"),
+                               watchdog_line(1, "PG 2 ", 77, "_ALLGATHER_BASE", "8192"));
   EXPECT_NE(v["outcome"], "application.stuck_rank");
 }
 
