@@ -640,8 +640,8 @@ void seqnum_straggler(const Refiner& r, Analysis& a) {
     }
     if (suspects.size() == last_completed.size()) suspects.clear();  // all equal: no straggler
   }
-  if (suspects.empty() && collective_divergence(r, a, timeouts)) return;
   if (suspects.empty()) {
+    if (collective_divergence(r, a, timeouts)) return;
     // Every timed-out collective is a 1-element ALLREDUCE (a barrier in disguise) and nothing else
     // went wrong: some rank never joined it, busy in its own code. Which one, the logs cannot say.
     // Not when every timeout is on the group's first collective (SeqNum 1): that one also creates the
