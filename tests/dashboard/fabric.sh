@@ -21,7 +21,8 @@ if [[ ! -d $here/node_modules/playwright-core ]]; then
 fi
 
 fleet="$art/fleet"
-BIN=$bin OUT=$fleet PROFILE=ctest bash "$root/bench/fabric/run.sh" >"$art/bench.log" 2>&1 || { tail -30 "$art/bench.log"; echo "FAIL: bench/fabric/run.sh"; exit 1; }
+BIN=$bin OUT=$fleet PROFILE=ctest bash "$root/bench/fabric/run.sh" >"$art/bench.log" 2>&1 || {
+  tail -30 "$art/bench.log"; echo "FAIL: bench/fabric/run.sh (log: $art/bench.log)"; df -h "$art" /tmp 2>/dev/null; exit 1; }
 tail -1 "$art/bench.log"
 db="$fleet/fleet.sqlite"
 

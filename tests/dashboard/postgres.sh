@@ -30,8 +30,10 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
-"${RUNAS[@]}" "$PGBIN/initdb" -D "$T/data" -U postgres --auth=trust >"$art/initdb.log" 2>&1
-"${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$T/data" -l "$T/pg.log" -w -o "-k $T -c listen_addresses=''" start >/dev/null
+"${RUNAS[@]}" "$PGBIN/initdb" -D "$T/data" -U postgres --auth=trust >"$art/initdb.log" 2>&1 || {
+  echo "FAIL: initdb -D $T/data failed:"; cat "$art/initdb.log"; df -h "$T" "$build" 2>/dev/null; exit 1; }
+"${RUNAS[@]}" "$PGBIN/pg_ctl" -D "$T/data" -l "$T/pg.log" -w -o "-k $T -c listen_addresses=''" start >/dev/null || {
+  echo "FAIL: pg_ctl start failed:"; cat "$T/pg.log" 2>/dev/null; df -h "$T" "$build" 2>/dev/null; exit 1; }
 psql -h "$T" -U postgres -qc "CREATE DATABASE attribution" postgres
 DSN="host=$T user=postgres dbname=attribution"
 
