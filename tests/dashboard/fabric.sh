@@ -27,6 +27,7 @@ tail -1 "$art/bench.log"
 db="$fleet/fleet.sqlite"
 
 log="$art/server.log"
+: >"$log"  # exists before the server starts, so the wait below never reads a missing file
 "$bin" web --db "$db" --listen 127.0.0.1:0 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT

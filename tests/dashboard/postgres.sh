@@ -47,6 +47,7 @@ n=$(psql -h "$T" -U postgres -d attribution -Atc "SELECT count(*) FROM runs")
 [[ $rc -eq 0 && $n -eq $(( ${#bundles[@]} / 2 )) ]] || {
   echo "FAIL: 'run --postgres' exited $rc and stored $n runs of $(( ${#bundles[@]} / 2 )) bundles"; tail -20 "$art/run.log"; exit 1; }
 
+: >"$art/server.log"  # exists before the server starts, so the wait below never reads a missing file
 "$bin" web --postgres "$DSN" --listen 127.0.0.1:0 >"$art/server.log" 2>&1 &
 server=$!
 url=""

@@ -41,6 +41,7 @@ fi
 echo "store written by 'attribution-blueprint run --db': $db ($n runs)"
 
 log="$art/server.log"
+: >"$log"  # exists before the server starts, so the wait below never reads a missing file
 "$bin" web --db "$db" --listen 127.0.0.1:0 >"$log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
