@@ -387,5 +387,51 @@ TEST(Reasoning, PriorityPreemptionStaysPreempted) {
   EXPECT_EQ(attribute(in, failed_job({"n1", "n2"}))["outcome"], "scheduler.preempted");
 }
 
+// A crash whose innermost frame is in the GPU driver's library is the driver's (probable: a bad pointer
+// the program passed in crashes there too); the same frames in a hang's dump, with no crash report above
+// them, say nothing.
+TEST(Reasoning, CrashInsideTheDriverLibraryIsTheDriver) {
+  std::vector<Input> in = {
+      {applog("gdb.txt"),
+       "[New Thread 0x7fff95489700 (LWP 7488)]\n"
+       "Thread 1 \"python\" received signal SIGSEGV, Segmentation fault.\n"
+       "0x00007fffe958f5ca in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+       "(gdb) bt\n"
+       "#0  0x00007fffe958f5ca in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+       "#1  0x00007fffb3535ec4 in ?? () from /usr/local/cuda/lib64/libcudnn.so.8\n"},
+  };
+  json v = attribute(in, failed_job({"a"}));
+  EXPECT_EQ(v["outcome"], "gpu.driver");
+  EXPECT_EQ(v["quality"]["level"], "probable");
+  EXPECT_EQ(v["root_cause"]["symptom"], "gpu.crash_in_driver_library");
+}
+
+TEST(Reasoning, CrashInsideTheProgramUnderADriverFrameIsTheProgram) {
+  std::vector<Input> in = {
+      {applog("gdb.txt"),
+       "Program received signal SIGSEGV, Segmentation fault.\n"
+       "0x00007f5997af198b in ?? () from /usr/local/cuda/lib64/libcudnn.so.8\n"
+       "(gdb) bt\n"
+       "#0  0x00007f5997af198b in ?? () from /usr/local/cuda/lib64/libcudnn.so.8\n"
+       "#1  0x00007f59b9efca20 in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"},
+  };
+  json v = attribute(in, failed_job({"a"}));
+  EXPECT_EQ(v["domain"], "application");
+}
+
+TEST(Reasoning, DriverFramesInAHangDumpAreNotACause) {
+  std::vector<Input> in = {
+      {applog("gdb-attach.txt"),
+       "(gdb) thread apply all bt\n"
+       "Thread 3 (Thread 0x7f0d11 (LWP 9001)):\n"
+       "#0  0x00007f2ec2acdad0 in ioctl () from /lib/x86_64-linux-gnu/libc.so.6\n"
+       "#1  0x00007f2ebd0320e8 in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+       "Thread 1 (Thread 0x7f0d00 (LWP 9000)):\n"
+       "#0  0x00007f2ebd0320e8 in ?? () from /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"},
+  };
+  json v = attribute(in, failed_job({"a"}));
+  EXPECT_NE(v["domain"], "gpu");
+}
+
 }  // namespace
 }  // namespace attribution::blueprint
