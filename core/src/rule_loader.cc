@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "attribution/text.h"
+#include "vectorscan_form.h"
 #include "rule_set.h"
 
 namespace attribution {
@@ -1039,7 +1040,7 @@ bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, 
     std::vector<const char*> exprs;
     std::vector<unsigned> flags;
     std::vector<unsigned> ids;
-    std::deque<std::string> atom_exprs;  // escaped literals; a deque keeps exprs' pointers valid
+    std::deque<std::string> atom_exprs;  // escaped literals and scanned patterns; a deque keeps exprs' pointers valid
     std::vector<int> expr_member;        // expression index → index into members (-1: an error word)
     for (uint32_t j = 0; j < members.size(); ++j) {
       const Extractor& x = rs.extractors[members[j]];
@@ -1052,7 +1053,9 @@ bool compile_database(RuleSet& rs, int kind, bool collapsed, ScanDatabase& out, 
         }
         continue;
       }
-      exprs.push_back(collapsed ? x.scan_pattern.c_str() : x.pattern.c_str());
+      // Negated classes stop at a newline in what Vectorscan scans: the same lines match, and
+      // Vectorscan finds them wherever the line sits in memory (vectorscan_form.h).
+      exprs.push_back(atom_exprs.emplace_back(detail::exclude_newline_from_negated_classes(collapsed ? x.scan_pattern : x.pattern)).c_str());
       unsigned f = HS_FLAG_MULTILINE;
       if (x.case_insensitive) f |= HS_FLAG_CASELESS;
       if (x.prefilter) f |= HS_FLAG_PREFILTER;
@@ -1202,12 +1205,13 @@ void compile_databases(RuleSet& rs, LoadResult& result) {
   }
 }
 
-// Cache layout: "attribution-hs/5\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n<atom
+// Cache layout: "attribution-hs/6\n<digest>\n<hs_version>\n<prefilter ids,>\n<exact ids,>\n<atom
 // ids,>\n" (exact: extractors not scanned on collapsed text as written, !collapse_safe; atom: those of
 // them looked for there by their literals) then per kind and database "<kind> <c|e> <size>\n<bytes>"
 // (c: collapsed, e: exact; KindDatabase).
-// 2: error words; 3: blanks tolerated; 4: two databases per kind; 5: literal lookup (scan_atoms).
-constexpr std::string_view kCacheMagic = "attribution-hs/5";
+// 2: error words; 3: blanks tolerated; 4: two databases per kind; 5: literal lookup (scan_atoms);
+// 6: negated classes stop at a newline in the scanned patterns (vectorscan_form.h).
+constexpr std::string_view kCacheMagic = "attribution-hs/6";
 
 bool load_cached_databases(RuleSet& rs, const std::string& digest, std::string_view cache) {
   auto take_line = [&](std::string_view& in, std::string_view& line) {

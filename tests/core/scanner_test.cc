@@ -385,3 +385,38 @@ extractors:
 
 }  // namespace
 }  // namespace attribution
+
+namespace attribution {
+namespace {
+
+// The catalogue finds a line wherever it sits in the buffer. Vectorscan 5.4.9 missed "'[^']+'" over
+// a long quoted name at most buffer offsets, so a verdict depended on memory layout until the
+// loader made negated classes stop at a newline (core/src/vectorscan_form.h).
+TEST(ScannerCatalogue, FindsALineAtEveryBufferOffset) {
+  auto rules = testing::load_catalogue();
+  ASSERT_NE(rules, nullptr);
+  const std::string line =
+      "terminate called after throwing an instance of 'std::__cxx11::basic_string<char, "
+      "std::char_traits<char>, std::allocator<char> >'\n";
+  Scanner scanner(rules);
+  for (size_t pad = 0; pad < 64; ++pad) {
+    std::string storage(64, ' ');  // the text starts at every offset of a 64-byte window
+    for (size_t prefix = 0; prefix < 2; ++prefix) {
+      std::string text = std::string(pad, 'a') + "\n" + (prefix ? "noise\n" : "") + line;
+      storage.assign(pad % 16, '#');
+      storage += text;
+      std::string_view view(storage.data() + pad % 16, text.size());
+      Extraction ex;
+      TextSource src;
+      src.name = "t.log";
+      src.default_year = 2026;
+      scanner.scan(src, view, 0, 1, ex);
+      bool found = false;
+      for (const auto& [k, v] : ex.symptoms()) found = found || k.id == "torch.cpp_terminate";
+      EXPECT_TRUE(found) << "pad " << pad << " prefix " << prefix;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attribution
