@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -426,6 +424,21 @@ TEST(ScannerCatalogue, FindsALineAtEveryBufferOffset) {
   }
 }
 
+// How many lines each extractor read when `text` is scanned as `kind`: rule id -> lines.
+std::map<std::string, uint64_t> lines_read_by_rule(Scanner& scanner, ObservationKind kind, std::string_view text) {
+  Extraction ex;
+  TextSource src;
+  src.name = "offset-check";
+  src.kind = kind;
+  src.default_year = 2026;
+  scanner.scan(src, text, 0, 1, ex);
+  std::map<std::string, uint64_t> read;
+  for (const auto& kv : ex.symptoms()) {
+    for (const auto& e : kv.second.evidence) read[e.rule] += kv.second.count;
+  }
+  return read;
+}
+
 // Every fixture line of the catalogue is read wherever it starts relative to a 64-byte block:
 // Vectorscan 5.4.9 misses matches of some pattern shapes at some buffer offsets (docs/performance.md,
 // "Vectorscan misses a match at some buffer offsets"), and `rules test` shifts each line by a few
@@ -452,17 +465,7 @@ TEST(ScannerCatalogue, ReadsEveryFixtureAtEveryBlockOffset) {
         std::string storage(align, '#');
         storage += text;
         std::string_view view(storage.data() + align, text.size());
-        Extraction ex;
-        TextSource src;
-        src.name = "fixture";
-        src.kind = static_cast<ObservationKind>(kind);
-        src.default_year = 2026;
-        scanner.scan(src, view, 0, 1, ex);
-        bool found = false;
-        for (const auto& kv : ex.symptoms()) {
-          for (const auto& e : kv.second.evidence) found = found || e.rule == x.id;
-        }
-        if (!found) missed_at.push_back(pad);
+        if (!lines_read_by_rule(scanner, static_cast<ObservationKind>(kind), view).count(x.id)) missed_at.push_back(pad);
         ++checked;
       }
       if (!missed_at.empty()) {
@@ -494,10 +497,7 @@ TEST(ScannerCatalogue, CorpusLogsAtEveryBlockOffset) {
   ASSERT_GT(files.size(), 1000u);
   size_t bad = 0;
   for (const auto& p : files) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string body = ss.str();
+    std::string body = testing::read_file(p);
     for (ObservationKind kind : {ObservationKind::kAppLog, ObservationKind::kSyslog, ObservationKind::kScheduler,
                                  ObservationKind::kK8sEvent}) {
       std::map<std::string, uint64_t> ref;  // lines each rule read, at shift 0
@@ -505,16 +505,7 @@ TEST(ScannerCatalogue, CorpusLogsAtEveryBlockOffset) {
         std::string text(shift, 'a');
         text += "\n";
         text += body;
-        Extraction ex;
-        TextSource src;
-        src.name = "corpus";
-        src.kind = kind;
-        src.default_year = 2026;
-        scanner.scan(src, text, 0, 1, ex);
-        std::map<std::string, uint64_t> got;
-        for (const auto& kv : ex.symptoms()) {
-          for (const auto& e : kv.second.evidence) got[e.rule] += kv.second.count;
-        }
+        std::map<std::string, uint64_t> got = lines_read_by_rule(scanner, kind, text);
         if (shift == 0) {
           ref = std::move(got);
           continue;
@@ -522,12 +513,9 @@ TEST(ScannerCatalogue, CorpusLogsAtEveryBlockOffset) {
         if (got != ref) {
           ++bad;
           std::string d;
-          auto count = [](const std::map<std::string, uint64_t>& m, const std::string& k) {
-            auto it = m.find(k);
-            return it == m.end() ? uint64_t{0} : it->second;
-          };
           for (const auto& [k, v] : ref) {
-            if (count(got, k) != v) d += fmt::format(" {} {}->{}", k, v, count(got, k));
+            auto it = got.find(k);
+            if (it == got.end() || it->second != v) d += fmt::format(" {} {}->{}", k, v, it == got.end() ? 0 : it->second);
           }
           for (const auto& [k, v] : got) {
             if (!ref.count(k)) d += fmt::format(" {} 0->{}", k, v);
