@@ -244,9 +244,19 @@ Outcome decide(Analysis& a) {
     const Item& it = a.items[i];
     if (it.active() && it.attrs->role == "cause") causes.push_back(i);
   }
+  // A catch-all reading (`evidence: generic`: a RuntimeError, an OSError by its class) names what was
+  // raised, not why; a specific reading of at least kSpecificOverCatchAll explains more and ranks
+  // ahead of it, whatever the catch-all's own priority. Below that weight the catch-all keeps its
+  // priority. The key is a total order: specific items by priority, catch-alls capped just below
+  // the floor, raw priority next.
+  constexpr int kSpecificOverCatchAll = 40;
+  const auto rank = [](const Item& it) {
+    return it.attrs->generic ? std::min(2 * it.attrs->priority, 2 * kSpecificOverCatchAll - 1) : 2 * it.attrs->priority;
+  };
   std::sort(causes.begin(), causes.end(), [&](int x, int y) {
     const Item& ix = a.items[x];
     const Item& iy = a.items[y];
+    if (rank(ix) != rank(iy)) return rank(ix) > rank(iy);
     if (ix.attrs->priority != iy.attrs->priority) return ix.attrs->priority > iy.attrs->priority;
     if (sort_time(ix.first()) != sort_time(iy.first())) return sort_time(ix.first()) < sort_time(iy.first());
     return ix.key < iy.key;

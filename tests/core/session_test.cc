@@ -511,6 +511,58 @@ extractors:
   EXPECT_EQ(named.quality, "definitive") << named.json;
 }
 
+TEST(Session, SpecificCauseOutranksCatchAllOfHigherPriority) {
+  // A catch-all reading (evidence: generic) of priority 50 against specific readings of 40 and 20:
+  // the specific one of weight (>= 40) is the root whatever the catch-all's priority; a lighter one
+  // (20) is not, and the catch-all stays the root.
+  const std::string rules = R"YAML(
+version: 1
+symptoms:
+  - {id: "python.exception.*", label: "Python {exc}", domain: application, outcome: application.exception, role: cause, priority: 50, evidence: generic}
+  - {id: alloc.failed, label: "device allocation failed", domain: application, outcome: application.cuda_oom, role: cause, priority: 40, evidence: indirect}
+  - {id: kernel.fault, label: "kernel fault", domain: application, outcome: application.gpu_fault, role: cause, priority: 20, evidence: indirect}
+extractors:
+  - id: extract.python.exception
+    description: catch-all
+    pattern: '^(?P<exc>(?:[A-Z]\w*)?(?:Error|Exception)): '
+    precedence: 0
+    symptom: "python.exception.{exc}"
+    fixtures:
+      - line: "Exception: Failed to create simulation view backend"
+        expect: {symptom: python.exception.Exception}
+  - id: extract.alloc.failed
+    description: allocator
+    pattern: 'fail to allocate memory \d+ bytes'
+    symptom: alloc.failed
+    fixtures:
+      - line: "PxgCudaDeviceMemoryAllocator fail to allocate memory 71303168 bytes!! Result = 2"
+        expect: {symptom: alloc.failed}
+  - id: extract.kernel.fault
+    description: fault
+    pattern: 'kernel faulted'
+    symptom: kernel.fault
+    fixtures:
+      - line: "kernel faulted"
+        expect: {symptom: kernel.fault}
+)YAML";
+  LoadResult loaded = load_rules({{"catchall.yaml", rules}});
+  ASSERT_TRUE(loaded.errors.empty()) << loaded.errors.front().to_string();
+  auto verdict = [&](const std::string& text) {
+    Session s(loaded.rules, job());
+    TextSource rank0;
+    rank0.name = "rank0.log";
+    rank0.rank = 0;
+    s.ingest_text(rank0, text);
+    return s.attribute();
+  };
+  Verdict with_alloc = verdict(
+      "PxgCudaDeviceMemoryAllocator fail to allocate memory 71303168 bytes!! Result = 2\n"
+      "Exception: Failed to create simulation view backend\n");
+  EXPECT_EQ(with_alloc.outcome, "application.cuda_oom") << with_alloc.json;
+  Verdict with_fault = verdict("kernel faulted\nException: Failed to create simulation view backend\n");
+  EXPECT_EQ(with_fault.outcome, "application.exception") << with_fault.json;
+}
+
 TEST(Session, TwoNodesFailingTogetherIsAmbiguous) {
   Cascade c;
   for (const char* n : {"gpu-a", "gpu-d"}) {
