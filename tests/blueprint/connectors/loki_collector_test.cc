@@ -81,6 +81,12 @@ TEST(LokiPushdown, GoRe2Conversion) {
   EXPECT_EQ(blueprint::to_go_re2(R"(a\(?P<b>)"), R"(a\(?P<b>)");  // an escaped paren is not a group
   EXPECT_EQ(blueprint::logql_regex_filter("a|b"), "|~ `a|b`");
   EXPECT_EQ(blueprint::logql_regex_filter("a`\"b"), "|~ \"a`\\\"b\"");
+  blueprint::Pushdown pd;
+  EXPECT_EQ(blueprint::logql_line_filters(pd), "");
+  pd.regex = "(?:x+y)";
+  EXPECT_EQ(blueprint::logql_line_filters(pd), "|~ `(?:x+y)`");
+  pd.prefilter = "(?i)x";
+  EXPECT_EQ(blueprint::logql_line_filters(pd), "|~ `(?i)x` |~ `(?:x+y)`");  // the cheap stage first
 }
 
 // The lines an extractor reads above its own (`context:` rows and the required line) reach the engine
@@ -154,6 +160,9 @@ TEST(LokiPushdown, FilterKeepsEveryFixtureAndDropsNoise) {
       if (std::string(mode) == "literals") {
         EXPECT_EQ(pd.regex.rfind("(?i)", 0), 0u);
         EXPECT_GT(pd.atoms, 5u);
+      } else {
+        // The exact patterns run behind the literal filter, which is the literals mode's own.
+        EXPECT_EQ(pd.prefilter, build_pushdown(cat, kind, "literals").regex);
       }
       std::cout << "[pushdown] kind=" << to_string(kind) << " mode=" << mode << " patterns=" << pd.patterns
                 << " atoms=" << pd.atoms << " filter_chars=" << pd.regex.size() << "\n";
@@ -294,6 +303,8 @@ TEST(LokiCollector, PagedQueriesWithPushdownGiveTheSampleVerdictAndFetchLess) {
   EXPECT_TRUE(off.syslog_stats.filter.empty());
   EXPECT_NE(lit.syslog_stats.filter.find("|~ `(?i)"), std::string::npos);
   EXPECT_NE(lit.syslog_stats.queries.at(0).find("{job=\"varlogs\", host=\"gpu-a01\"} |~ `(?i)"), std::string::npos);
+  // Patterns mode: the literal stage first, then the exact patterns, so the long regex only sees candidates.
+  EXPECT_EQ(pat.app_stats.filter.rfind(lit.app_stats.filter + " |~ ", 0), 0u);
   // Same symptoms, a fraction of the bytes.
   EXPECT_LT(lit.syslog.bytes + lit.app.bytes, (off.syslog.bytes + off.app.bytes) / 5);
   EXPECT_LE(pat.syslog.observations + pat.app.observations, lit.syslog.observations + lit.app.observations);

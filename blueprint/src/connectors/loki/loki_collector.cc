@@ -128,7 +128,7 @@ ConnectorReport LokiCollector::collect(const WorkloadAttempt& attempt, EvidenceS
   const TimeNs margin = config_.margin_s * 1000000000LL;
   const TimeNs from = ctx.start - margin;
   const TimeNs to = ctx.end + margin + 1;  // Loki's end is exclusive
-  if (!pushdown_.regex.empty()) stats_.filter = logql_regex_filter(pushdown_.regex);
+  stats_.filter = logql_line_filters(pushdown_);
 
   std::vector<std::string> headers = config_.headers;
   if (!config_.tenant.empty()) headers.push_back("X-Scope-OrgID: " + config_.tenant);

@@ -67,7 +67,7 @@ struct LokiStats {
   uint64_t bytes_fetched = 0;  // response body bytes
   uint64_t entries = 0;        // log entries delivered
   uint64_t duplicates = 0;     // entries skipped because an earlier page delivered them
-  std::string filter;          // the pushed-down line filter stage ("" = none)
+  std::string filter;          // the pushed-down line filter stages ("" = none)
   std::vector<std::string> queries;  // the LogQL sent
 };
 

@@ -126,6 +126,13 @@ Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, Observation
       std::string g = to_go_re2(p->pattern);
       re += p->case_insensitive ? "(?i:" + g + ")" : "(?:" + g + ")";
     }
+    Pushdown lit = build_pushdown(patterns, kind, "literals");
+    if (lit.mode == "literals") {
+      pd.prefilter = std::move(lit.regex);
+      pd.atoms = lit.atoms;
+    } else {
+      pd.note = "no literal prefilter: " + lit.note;
+    }
     pd.regex = std::move(re);
     return pd;
   }
@@ -173,6 +180,12 @@ Pushdown build_pushdown(const std::vector<CatalogPattern>& patterns, Observation
 std::string logql_regex_filter(const std::string& regex) {
   if (regex.find('`') == std::string::npos) return "|~ `" + regex + "`";
   return "|~ \"" + quote_escape(regex) + "\"";
+}
+
+std::string logql_line_filters(const Pushdown& pushdown) {
+  if (pushdown.regex.empty()) return "";
+  if (pushdown.prefilter.empty()) return logql_regex_filter(pushdown.regex);
+  return logql_regex_filter(pushdown.prefilter) + " " + logql_regex_filter(pushdown.regex);
 }
 
 }  // namespace attribution::blueprint

@@ -13,7 +13,10 @@
 //               turns literal alternations into substring checks).
 //   patterns  — the extractor patterns themselves, converted to Go RE2 syntax (named groups
 //               (?P<n>...) → (?:...), case-insensitive ones wrapped in (?i:...)), joined with '|'.
-//               Exact, but long (tens of KB) and slower on the Loki side.
+//               Exact, but long (over 100 KB for the app-log catalogue): a regex engine without a
+//               large DFA (Go's, which Loki runs) pays milliseconds per line for it. So the filter
+//               is two stages, `|~ literals |~ patterns`: Loki runs line filters in order, and the
+//               exact patterns only see the lines that already contain a required literal.
 //   off       — no filter.
 // If a pattern has no usable literal (it could match any line), `literals` falls back to off.
 //
@@ -46,6 +49,7 @@ std::vector<CatalogPattern> catalog_patterns(const std::vector<RuleText>& files,
 struct Pushdown {
   std::string mode;        // literals | patterns | off (after fallback)
   std::string regex;       // Go RE2 regex; empty = no filter
+  std::string prefilter;   // patterns mode: the literals regex run before `regex` (empty = none)
   size_t patterns = 0;     // extractor patterns considered
   size_t atoms = 0;        // literals in the filter (literals mode)
   std::string note;        // why a fallback happened
@@ -59,5 +63,8 @@ std::string to_go_re2(const std::string& pattern);
 
 // The LogQL line-filter stage `|~ <string>` for a regex: a raw `backtick` string when possible.
 std::string logql_regex_filter(const std::string& regex);
+
+// The LogQL line-filter stages of a pushdown: `|~ prefilter |~ regex`, or `|~ regex`, or empty.
+std::string logql_line_filters(const Pushdown& pushdown);
 
 }  // namespace attribution::blueprint
