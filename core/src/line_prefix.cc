@@ -240,6 +240,13 @@ bool parse_nccl_host(std::string_view s, size_t p, std::string_view& host) {
   size_t d2 = q;
   while (q < s.size() && is_digit(s[q])) ++q;
   if (q == d2 || q + 1 >= s.size() || s[q] != ' ' || s[q + 1] != '[') return false;
+  // "00:04:58 [1,2]<stderr>:" or "10:21:33 [INFO]" is a clock time, not host "00" with pid 4 and tid 58.
+  auto all_digits = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i)
+      if (!is_digit(s[i])) return false;
+    return true;
+  };
+  if (h_end - p == 2 && all_digits(p, h_end) && d2 - d1 == 3 && q - d2 == 2) return false;
   host = s.substr(p, h_end - p);
   return true;
 }

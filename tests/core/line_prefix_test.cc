@@ -82,6 +82,10 @@ TEST(LinePrefix, NcclHostSrunLabelAnsiAndRay) {
   p = parse_line_prefix("12: gpu-a07:1234:5678 [3] NCCL WARN x", {}, 2026);
   EXPECT_EQ(p.rank, 12);
   EXPECT_EQ(p.host, "gpu-a07");
+  // A clock time before a bracket is not NCCL's host:pid:tid.
+  EXPECT_EQ(parse_line_prefix("00:04:58 [1,2]<stderr>:bin/test: symbol lookup error: x", {}, 2026).host, "");
+  EXPECT_EQ(parse_line_prefix("10:21:33 [INFO] starting", {}, 2026).host, "");
+  EXPECT_EQ(parse_line_prefix("node17:42:7 [0] NCCL INFO x", {}, 2026).host, "node17");
   EXPECT_EQ(at("\x1b[31m2026-01-01T00:00:01Z\x1b[0m error"), "2026-01-01T00:00:01.000Z");
   EXPECT_EQ(at("(RayWorkerWrapper pid=92234, ip=172.19.24.110) 2026-01-01T00:00:02Z x"), "2026-01-01T00:00:02.000Z");
 }
