@@ -51,7 +51,7 @@ struct Pushdown {
   std::string regex;       // Go RE2 regex; empty = no filter
   std::string prefilter;   // patterns mode: the literals regex run before `regex` (empty = none)
   size_t patterns = 0;     // extractor patterns considered
-  size_t atoms = 0;        // literals in the filter (literals mode)
+  size_t atoms = 0;        // literals in the literal filter (literals mode, and patterns mode's prefilter)
   std::string note;        // why a fallback happened
 };
 
